@@ -1,0 +1,58 @@
+# A thin wrapper over CMake. The two commands a new user types:
+#   make run    install what is missing, build, run gpuop on the incident's files
+#   make test   install what is missing, build, run every test (also under ASan+UBSan)
+.PHONY: all build deps run test test-asan test-valgrind bench fuzz install format clean
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+PREFIX     ?= /usr/local
+TOML_TEST  ?= $(abspath ../shared/toml-test)
+FUZZ_SECONDS ?= 60
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+
+all: build
+
+deps:
+	@scripts/setup-deps.sh build
+
+build: deps
+	@cmake -S . -B $(BUILD) -DTOML_TEST_DIR=$(TOML_TEST) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@scripts/run-incident.sh $(BUILD)/gpuop
+
+test: deps
+	@scripts/setup-deps.sh build test
+	@cmake -S . -B $(BUILD) -DTOML_TEST_DIR=$(TOML_TEST) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory test-asan test-valgrind
+
+# The unit tests and the TOML suite again, under AddressSanitizer + UBSan.
+test-asan:
+	@cmake -S . -B $(ASAN_BUILD) -DGPUOP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+	    -DTOML_TEST_DIR=$(TOML_TEST) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(unit/|toml-test)'
+
+test-valgrind:
+	@scripts/run-valgrind.sh $(BUILD)
+
+bench: build
+	@scripts/setup-deps.sh bench
+	@bench/run.sh $(BUILD)
+
+fuzz:
+	@scripts/setup-deps.sh build fuzz
+	@fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(TOML_TEST)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

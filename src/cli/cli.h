@@ -1,0 +1,24 @@
+/* The command line: shared conventions of every gpuop command. */
+#ifndef GPUOP_CLI_CLI_H
+#define GPUOP_CLI_CLI_H
+
+#include "util/error.h"
+#include "util/i18n.h"
+
+/* Exit codes of every command. */
+enum {
+    EXIT_HOLDS = 0,         /* ok; the checked property holds */
+    EXIT_DOES_NOT_HOLD = 1, /* checked, and it does not hold (e.g. invalid TOML) */
+    EXIT_CANNOT_TELL = 2,   /* usage error, unreadable input, unreachable server */
+};
+
+/* "gpuop: message" on stderr. */
+void cli_error(const char *fmt, ...) GP_PRINTF(1, 2);
+/* A library error, printed as it is located ("FILE:LINE:COL: message"). */
+void cli_report(const gp_error *err);
+/* True for -h and --help. */
+int cli_is_help(const char *arg);
+
+int cmd_toml(int argc, char **argv);
+
+#endif

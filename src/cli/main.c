@@ -1,0 +1,108 @@
+/* gpuop: the entry point. Sets up messages, dispatches to a command. */
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+typedef struct command {
+    const char *name;
+    const char *summary; /* translatable */
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+    {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cmd_toml},
+};
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuop: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_report(const gp_error *err)
+{
+    fprintf(stderr, "%s\n", err->text);
+}
+
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, _("Usage: gpuop COMMAND [ARGS...]\n"
+                   "       gpuop COMMAND --help\n"
+                   "\n"
+                   "Diagnose GPU nodes and clusters: what containerd loads, what the cluster\n"
+                   "advertises and schedules, and why.\n"
+                   "\n"
+                   "Commands:\n"));
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, _(commands[i].summary));
+    fprintf(out, _("\n"
+                   "Options:\n"
+                   "  -h, --help     show this help\n"
+                   "  --version      show the version\n"
+                   "\n"
+                   "Exit status: 0 ok or holds, 1 checked and does not hold,\n"
+                   "2 cannot tell (usage error, unreadable input, unreachable server).\n"));
+}
+
+/* Catalogues: $GPUOP_LOCALEDIR, else build/locale next to an uninstalled
+ * binary, else the installed ones. */
+static void setup_messages(void)
+{
+    setlocale(LC_ALL, "");
+    /* Numbers in output are read by programs: always a '.' decimal point. */
+    setlocale(LC_NUMERIC, "C");
+    const char *dir = getenv("GPUOP_LOCALEDIR");
+    static char beside[4096];
+    if (!dir) {
+        ssize_t n = readlink("/proc/self/exe", beside, sizeof beside - 16);
+        if (n > 0) {
+            beside[n] = '\0';
+            char *slash = strrchr(beside, '/');
+            struct stat st;
+            if (slash) {
+                strcpy(slash + 1, "locale");
+                if (stat(beside, &st) == 0 && S_ISDIR(st.st_mode)) dir = beside;
+            }
+        }
+    }
+    bindtextdomain("gpuop", dir ? dir : GPUOP_LOCALEDIR);
+    bind_textdomain_codeset("gpuop", "UTF-8");
+    textdomain("gpuop");
+}
+
+int main(int argc, char **argv)
+{
+    setup_messages();
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_CANNOT_TELL;
+    }
+    const char *name = argv[1];
+    if (cli_is_help(name)) {
+        usage(stdout);
+        return EXIT_HOLDS;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("gpuop %s\n", GPUOP_VERSION);
+        return EXIT_HOLDS;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    cli_error(_("unknown command '%s'; see 'gpuop --help'"), name);
+    return EXIT_CANNOT_TELL;
+}
