@@ -29,7 +29,8 @@
 
 static const char *prog = "toml_bench";
 
-static char *read_file(const char *path, size_t *len) {
+static char *read_file(const char *path, size_t *len)
+{
     FILE *f = fopen(path, "rb");
     struct stat sb;
     if (!f || fstat(fileno(f), &sb) != 0) {
@@ -51,7 +52,8 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
-static int bench_runs(void) {
+static int bench_runs(void)
+{
     const char *s = getenv("BENCH_RUNS");
     if (!s || !*s) return 5;
     char *end;
@@ -63,13 +65,15 @@ static int bench_runs(void) {
     return (int)v;
 }
 
-static double now(void) {
+static double now(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static toml_doc *parse_or_die(const char *src, size_t len, const char *path) {
+static toml_doc *parse_or_die(const char *src, size_t len, const char *path)
+{
     gp_error err;
     memset(&err, 0, sizeof err);
     toml_doc *doc = toml_parse(src, len, path, &err);
@@ -91,7 +95,8 @@ typedef struct stats {
 
 static void walk_table(const toml_table *t, stats *st);
 
-static void walk_value(const toml_value *v, stats *st) {
+static void walk_value(const toml_value *v, stats *st)
+{
     st->nodes++;
     switch (v->type) {
     case TOML_TABLE:
@@ -99,7 +104,8 @@ static void walk_value(const toml_value *v, stats *st) {
         break;
     case TOML_ARRAY: {
         size_t n = toml_array_size(v->u.array);
-        for (size_t i = 0; i < n; i++) walk_value(toml_array_at(v->u.array, i), st);
+        for (size_t i = 0; i < n; i++)
+            walk_value(toml_array_at(v->u.array, i), st);
         break;
     }
     case TOML_STRING:
@@ -113,7 +119,8 @@ static void walk_value(const toml_value *v, stats *st) {
     }
 }
 
-static void walk_table(const toml_table *t, stats *st) {
+static void walk_table(const toml_table *t, stats *st)
+{
     size_t n = toml_table_size(t);
     for (size_t i = 0; i < n; i++) {
         const toml_entry *e = toml_table_entry(t, i);
@@ -122,12 +129,14 @@ static void walk_table(const toml_table *t, stats *st) {
     }
 }
 
-static int cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b)
+{
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static int do_time(const char *path) {
+static int do_time(const char *path)
+{
     int runs = bench_runs();
     size_t len;
     char *src = read_file(path, &len);
@@ -157,7 +166,8 @@ static int do_time(const char *path) {
     return 0;
 }
 
-static int do_peak(const char *path) {
+static int do_peak(const char *path)
+{
     size_t len;
     char *src = read_file(path, &len);
     toml_doc *doc = parse_or_die(src, len, path);
@@ -170,10 +180,10 @@ static int do_peak(const char *path) {
     return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc == 3 && strcmp(argv[1], "--time") == 0) return do_time(argv[2]);
     if (argc == 3 && strcmp(argv[1], "--peak") == 0) return do_peak(argv[2]);
-    fprintf(stderr, "usage: %s --time FILE | --peak FILE   (BENCH_RUNS=N sets timed runs)\n",
-            prog);
+    fprintf(stderr, "usage: %s --time FILE | --peak FILE   (BENCH_RUNS=N sets timed runs)\n", prog);
     return 2;
 }
