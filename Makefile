@@ -18,7 +18,7 @@ deps:
 
 build: deps
 	@cmake -S . -B $(BUILD) -DTOML_TEST_DIR=$(TOML_TEST) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 run: build
 	@scripts/run-incident.sh $(BUILD)/gpuop
@@ -26,7 +26,7 @@ run: build
 test: deps
 	@scripts/setup-deps.sh build test
 	@cmake -S . -B $(BUILD) -DTOML_TEST_DIR=$(TOML_TEST) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan test-valgrind
 
@@ -34,7 +34,7 @@ test: deps
 test-asan:
 	@cmake -S . -B $(ASAN_BUILD) -DGPUOP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
 	    -DTOML_TEST_DIR=$(TOML_TEST) >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(unit/|toml-test)'
 
 test-valgrind:

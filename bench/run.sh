@@ -94,7 +94,7 @@ echo "bench: compiling toml_bench against $lib" >&2
     die "could not build toml_bench against $lib"
 if stale "$out/tomlpp_bench" "$root/bench/tomlpp_bench.cpp"; then
     echo "bench: compiling tomlpp_bench (toml++ header-only, takes a few seconds)" >&2
-    "$cxx" -O2 -g -std=c++17 -Wall -Wextra -o "$out/tomlpp_bench" "$root/bench/tomlpp_bench.cpp" ||
+    "$cxx" -O2 -DNDEBUG -g -std=c++17 -Wall -Wextra -o "$out/tomlpp_bench" "$root/bench/tomlpp_bench.cpp" ||
         die "could not build tomlpp_bench"
 fi
 

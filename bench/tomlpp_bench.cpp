@@ -8,8 +8,8 @@
 //   tomlpp_bench --peak FILE   parse once; prints bytes maxrss_kib
 //
 // toml++ is used header-only (TOML_HEADER_ONLY=1, its default), so the parser
-// is compiled by run.sh with the same g++ -O2 as this file rather than taken
-// from Debian's prebuilt libtomlplusplus.so. A parse error exits 1, usage and
+// is compiled by run.sh with g++ -O2 -DNDEBUG (its internal assertions off,
+// as in a release build) rather than taken from Debian's prebuilt .so. A parse error exits 1, usage and
 // I/O errors exit 2.
 //
 // Built by run.sh: g++ -O2 -std=c++17 bench/tomlpp_bench.cpp
