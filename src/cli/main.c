@@ -16,6 +16,8 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"containerd", N_("predict and check what containerd loads from its config files"),
+     cmd_containerd},
     {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cmd_toml},
 };
 
@@ -85,9 +87,18 @@ static void setup_messages(void)
     textdomain("gpuop");
 }
 
+/* The program's own name, without its directory. */
+static const char *program_name(const char *argv0)
+{
+    const char *slash = strrchr(argv0, '/');
+    return slash ? slash + 1 : argv0;
+}
+
 int main(int argc, char **argv)
 {
     setup_messages();
+    if (argc > 0 && strcmp(program_name(argv[0]), "containerd") == 0)
+        return standin_containerd_main(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_CANNOT_TELL;

@@ -1,0 +1,43 @@
+/* gpuop containerd merge | check | script */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void containerd_usage(FILE *out)
+{
+    fputs(_("Usage: gpuop containerd merge [--config PATH] [--root DIR] [--containerd VERSION]\n"
+            "                              [--observed DUMP] [-o text|json|lab]\n"
+            "       gpuop containerd check [HANDLER] [--source dump|daemon] [--address SOCK]\n"
+            "                              [--prometheus]\n"
+            "       gpuop containerd script [HANDLER]\n"
+            "\n"
+            "  merge   predict what a containerd version loads from a main config and its\n"
+            "          drop-ins, key by key with the file and line each value came from,\n"
+            "          and what it loses, lints and refuses\n"
+            "  check   is runtime HANDLER (default: nvidia) loaded? From `containerd config\n"
+            "          dump` (never the config files) or from the running daemon\n"
+            "  script  print a POSIX sh script that performs the same check\n"
+            "\n"
+            "Exit status: 0 holds (merge: the config loads; check: loaded),\n"
+            "1 does not hold, 2 cannot tell (containerd missing, daemon unreachable).\n"),
+          out);
+}
+
+int cmd_containerd(int argc, char **argv)
+{
+    if (argc < 2) {
+        containerd_usage(stderr);
+        return EXIT_CANNOT_TELL;
+    }
+    const char *sub = argv[1];
+    if (cli_is_help(sub)) {
+        containerd_usage(stdout);
+        return EXIT_HOLDS;
+    }
+    if (strcmp(sub, "merge") == 0) return cmd_containerd_merge(argc - 1, argv + 1);
+    if (strcmp(sub, "check") == 0) return cmd_containerd_check(argc - 1, argv + 1);
+    if (strcmp(sub, "script") == 0) return cmd_containerd_script(argc - 1, argv + 1);
+    cli_error(_("unknown containerd command '%s'; see 'gpuop containerd --help'"), sub);
+    return EXIT_CANNOT_TELL;
+}

@@ -1,0 +1,263 @@
+/* Loading a config set as containerd does: the main file, then its imports
+ * breadth-first, each file once, globs in byte order. */
+#include <errno.h>
+#include <glob.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "containerd/containerd.h"
+#include "util/file.h"
+#include "util/i18n.h"
+
+char *cd_strdup(gp_arena *a, const char *s)
+{
+    return gp_arena_strndup(a, s, strlen(s));
+}
+
+char *cd_printf(gp_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return NULL;
+    char *s = gp_arena_alloc(a, (size_t)n + 1);
+    if (!s) return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void cd_note_add(gp_arena *a, cd_notes *notes, const char *file, uint32_t line, uint32_t col,
+                 const char *key, const char *code, const char *fmt, ...)
+{
+    if (notes->count == notes->cap) {
+        size_t cap = notes->cap ? notes->cap * 2 : 8;
+        cd_note *items =
+            gp_arena_grow(a, notes->items, notes->cap * sizeof *items, cap * sizeof *items);
+        if (!items) return;
+        notes->items = items;
+        notes->cap = cap;
+    }
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, _(fmt), ap);
+    va_end(ap);
+    notes->items[notes->count++] =
+        (cd_note){file, line, col, key ? cd_strdup(a, key) : NULL, code, cd_strdup(a, text)};
+}
+
+/* ---- paths ---- */
+
+static bool is_glob(const char *pattern)
+{
+    return strchr(pattern, '*') != NULL;
+}
+
+/* The directory part of a path, "." when there is none. */
+static char *dir_of(gp_arena *a, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return cd_strdup(a, ".");
+    if (slash == path) return cd_strdup(a, "/");
+    return gp_arena_strndup(a, path, (size_t)(slash - path));
+}
+
+/* Absolute paths are read under --root, so a node's files copied into a
+ * folder analyse as they would on the node. */
+static const char *under_root(gp_arena *a, const char *root, const char *path)
+{
+    if (!root || !*root || path[0] != '/') return path;
+    return cd_printf(a, "%s%s", root, path);
+}
+
+/* How this version resolves one import string written in `declaring`. */
+static const char *resolve(gp_arena *a, cd_family f, const char *declaring, const char *import)
+{
+    if (import[0] == '/') return import;
+    /* 1.6 globs a relative pattern as written: against the working
+     * directory, not the declaring file (measured: case e). */
+    if (f == CD_V1_6 && is_glob(import)) return import;
+    return cd_printf(a, "%s/%s", dir_of(a, declaring), import);
+}
+
+/* ---- the walk ---- */
+
+typedef struct queue {
+    const char **paths;
+    const char **by;
+    size_t head, count, cap;
+} queue;
+
+static int push(gp_arena *a, queue *q, const char *path, const char *by)
+{
+    if (q->count == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 16;
+        const char **paths =
+            gp_arena_grow(a, q->paths, q->cap * sizeof *paths, cap * sizeof *paths);
+        const char **bys = gp_arena_grow(a, q->by, q->cap * sizeof *bys, cap * sizeof *bys);
+        if (!paths || !bys) return -1;
+        q->paths = paths;
+        q->by = bys;
+        q->cap = cap;
+    }
+    q->paths[q->count] = path;
+    q->by[q->count++] = by;
+    return 0;
+}
+
+static bool already_loaded(const cd_prediction *p, const char *path)
+{
+    for (size_t i = 0; i < p->nfiles; i++)
+        if (strcmp(p->files[i].path, path) == 0) return true;
+    return false;
+}
+
+static int byte_order(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Glob matches in Go's filepath.Glob order (bytewise), as containerd names
+ * them (without the --root prefix). */
+static int glob_imports(cd_prediction *p, const cd_options *opt, queue *q, const char *pattern,
+                        const cd_file *declaring, const toml_entry *imports_entry)
+{
+    const char *search = under_root(p->arena, opt->root, pattern);
+    glob_t g;
+    int rc = glob(search, GLOB_NOSORT, NULL, &g);
+    if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
+        cd_note_add(p->arena, &p->lints, declaring->path, imports_entry->line, imports_entry->col,
+                    "imports", "glob-matches-nothing",
+                    "import %s matches no file: nothing from it is loaded", pattern);
+        if (rc == 0) globfree(&g);
+        return 0;
+    }
+    if (rc != 0) return 0;
+    qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, byte_order);
+    size_t cut = strlen(search) - strlen(pattern);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *name = g.gl_pathv[i] + (pattern[0] == '/' ? cut : 0);
+        if (push(p->arena, q, cd_strdup(p->arena, name), declaring->path) != 0) break;
+    }
+    globfree(&g);
+    return 0;
+}
+
+static void queue_imports(cd_prediction *p, const cd_options *opt, queue *q, const cd_file *f)
+{
+    const toml_entry *e = toml_table_find(toml_root(f->doc), "imports", 7);
+    if (!e || e->value.type != TOML_ARRAY) return;
+    const toml_array *arr = e->value.u.array;
+    for (size_t i = 0; i < toml_array_size(arr); i++) {
+        const toml_value *v = toml_array_at(arr, i);
+        if (v->type != TOML_STRING || v->len == 0) continue;
+        const char *resolved = resolve(p->arena, p->family, f->path, v->u.s);
+        if (is_glob(resolved))
+            glob_imports(p, opt, q, resolved, f, e);
+        else
+            push(p->arena, q, resolved, f->path);
+    }
+}
+
+static int64_t file_version(const toml_doc *doc)
+{
+    const toml_value *v = toml_table_get(toml_root(doc), "version");
+    return v && v->type == TOML_INTEGER ? v->u.i : 0;
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The message containerd gives for a file it cannot parse. */
+static const char *parse_error_text(cd_prediction *p, const char *path, const gp_error *err)
+{
+    /* err->text is "FILE:LINE:COL: message"; keep the message. */
+    const char *msg = err->text;
+    for (int colons = 0; *msg && colons < 3; msg++)
+        if (*msg == ':') colons++;
+    while (*msg == ' ')
+        msg++;
+    if (cd_is_v1(p->family))
+        return cd_printf(p->arena, "failed to load TOML: %s: (%u, %u): %s", path, err->line,
+                         err->col, msg);
+    return cd_printf(p->arena, "failed to unmarshal TOML at row %u column %u: toml: %s (%s)",
+                     err->line, err->col, msg, path);
+}
+
+static int add_file(cd_prediction *p, const char *path, const char *read_path, const char *by,
+                    toml_doc *doc)
+{
+    if (p->nfiles % 16 == 0) {
+        cd_file *files = gp_arena_grow(p->arena, p->files, p->nfiles * sizeof *files,
+                                       (p->nfiles + 16) * sizeof *files);
+        if (!files) return -1;
+        p->files = files;
+    }
+    p->files[p->nfiles++] = (cd_file){path, read_path, by, doc, file_version(doc), NULL, 0};
+    return 0;
+}
+
+int cd_load(cd_prediction *p, const cd_options *opt, gp_error *err)
+{
+    queue q = {0};
+    const char *main_path = opt->config_path ? opt->config_path : "/etc/containerd/config.toml";
+    if (push(p->arena, &q, cd_strdup(p->arena, main_path), NULL) != 0) {
+        gp_error_set(err, main_path, 0, 0, "out of memory");
+        return -1;
+    }
+    for (; q.head < q.count; q.head++) {
+        const char *path = q.paths[q.head];
+        if (already_loaded(p, path)) continue;
+        const char *read_path = under_root(p->arena, opt->root, path);
+        bool is_main = q.head == 0;
+        if (!file_exists(read_path)) {
+            if (is_main) {
+                gp_error_set(err, read_path, 0, 0, "cannot open: %s", strerror(errno));
+                return -1;
+            }
+            /* 1.x refuse; 2.x stop loading there: `config dump` shows what
+             * was merged so far, the daemon exits (case o). */
+            p->error =
+                cd_is_v1(p->family)
+                    ? cd_printf(p->arena,
+                                "failed to load TOML: %s: open %s: no such file or directory", path,
+                                path)
+                    : cd_printf(p->arena, "open %s: no such file or directory", path);
+            cd_note_add(p->arena, &p->lints, q.by[q.head], 0, 0, "imports", "missing-import",
+                        cd_is_v1(p->family)
+                            ? "import %s does not exist: containerd refuses to start"
+                            : "import %s does not exist: containerd refuses to start, and "
+                              "`config dump` silently stops loading there",
+                        path);
+            return 0;
+        }
+        gp_error perr = {0};
+        toml_doc *doc = toml_parse_file(read_path, &perr);
+        if (!doc) {
+            if (is_main && !perr.line) {
+                *err = perr;
+                return -1;
+            }
+            p->error = parse_error_text(p, path, &perr);
+            cd_note_add(p->arena, &p->lints, path, perr.line, perr.col, NULL, "syntax-error", "%s",
+                        perr.text);
+            return 0;
+        }
+        if (add_file(p, path, read_path, q.by[q.head], doc) != 0) {
+            toml_free(doc);
+            gp_error_set(err, path, 0, 0, "out of memory");
+            return -1;
+        }
+        queue_imports(p, opt, &q, &p->files[p->nfiles - 1]);
+    }
+    return 0;
+}
