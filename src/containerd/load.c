@@ -123,6 +123,29 @@ static int byte_order(const void *x, const void *y)
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
+/* The NVIDIA toolkit 1.18.0 wrote its drop-in to config.d/, every other
+ * version to conf.d/: an import of one next to files in the other loads
+ * nothing. */
+static void lint_config_d(cd_prediction *p, const cd_options *opt, const char *pattern,
+                          const cd_file *declaring, const toml_entry *imports_entry)
+{
+    const char *from = strstr(pattern, "/conf.d/") ? "/conf.d/" : "/config.d/";
+    const char *to = from[3] == 'n' ? "/config.d/" : "/conf.d/";
+    const char *at = strstr(pattern, from);
+    if (!at) return;
+    char *other =
+        cd_printf(p->arena, "%.*s%s%s", (int)(at - pattern), pattern, to, at + strlen(from));
+    glob_t g;
+    if (glob(under_root(p->arena, opt->root, other), 0, NULL, &g) != 0) return;
+    if (g.gl_pathc > 0)
+        cd_note_add(p->arena, &p->lints, declaring->path, imports_entry->line, imports_entry->col,
+                    "imports", "config-d-vs-conf-d",
+                    "import %s matches nothing, but %s matches %zu file(s): the NVIDIA toolkit "
+                    "1.18.0 wrote its drop-in to config.d/, later versions to conf.d/",
+                    pattern, other, (size_t)g.gl_pathc);
+    globfree(&g);
+}
+
 /* Glob matches in Go's filepath.Glob order (bytewise), as containerd names
  * them (without the --root prefix). */
 static int glob_imports(cd_prediction *p, const cd_options *opt, queue *q, const char *pattern,
@@ -132,10 +155,11 @@ static int glob_imports(cd_prediction *p, const cd_options *opt, queue *q, const
     glob_t g;
     int rc = glob(search, GLOB_NOSORT, NULL, &g);
     if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
+        if (rc == 0) globfree(&g);
         cd_note_add(p->arena, &p->lints, declaring->path, imports_entry->line, imports_entry->col,
                     "imports", "glob-matches-nothing",
                     "import %s matches no file: nothing from it is loaded", pattern);
-        if (rc == 0) globfree(&g);
+        lint_config_d(p, opt, pattern, declaring, imports_entry);
         return 0;
     }
     if (rc != 0) return 0;
