@@ -351,6 +351,11 @@ int cmd_containerd_merge(int argc, char **argv)
     }
     observed o = {0};
     if (a.observed && load_observed(a.observed, &o) != 0) return EXIT_CANNOT_TELL;
+    /* What was loaded is observed, never computed: without a dump the lab's
+     * LOADED_RUNTIMES line stays empty. */
+    if (a.out == OUT_LAB && !a.observed)
+        cli_error(_("LOADED_RUNTIMES is empty: give --observed DUMP, a `containerd config dump` "
+                    "taken on the node"));
     gp_error err = {0};
     cd_prediction *p = cd_predict(&a.opt, &err);
     if (!p) {

@@ -393,13 +393,13 @@ static void lift_v1_names(cd_prediction *p, cd_node *plugins)
 static void note_dropped(cd_prediction *p, const cd_node *src, const char *prefix,
                          const cd_node *existing)
 {
-    char *why =
-        cd_printf(p->arena,
-                  "dropped by the v2 -> v3 migration: %s already sets it in "
-                  "plugins.\"" CRI_RUNTIME "\" (%s:%u), and the migration never "
-                  "overwrites",
-                  existing->origin.file ? existing->origin.file : "the default",
-                  existing->origin.file ? existing->origin.file : "default", existing->origin.line);
+    char *at = existing->origin.file
+                   ? cd_printf(p->arena, "%s:%u", existing->origin.file, existing->origin.line)
+                   : cd_strdup(p->arena, "the defaults");
+    char *why = cd_printf(p->arena,
+                          "dropped by the v2 -> v3 migration: plugins.\"" CRI_RUNTIME "\" "
+                          "already has %.*s (%s), and the migration never overwrites",
+                          (int)existing->keylen, existing->key, at);
     lose(p, src, NULL, prefix, "migration-dropped", why);
 }
 
