@@ -1061,6 +1061,24 @@ static int parse_array(parser *ps, toml_value *v, uint32_t depth)
 static int insert_dotted(parser *ps, toml_table *t, int nkeys, toml_value **slot,
                          uint32_t *slot_depth);
 
+/* key = value, placed in table t (a section's table or an inline table). */
+static int parse_keyval_in(parser *ps, toml_table *t)
+{
+    int nkeys = parse_key(ps);
+    if (nkeys < 0) return -1;
+    if (peek(ps) != '=') {
+        char buf[32];
+        return fail_at(ps, ps->p, "expected '=' after the key, found %s",
+                       describe_at(ps, ps->p, buf));
+    }
+    ps->p++;
+    skip_ws(ps);
+    toml_value *slot = NULL;
+    uint32_t slot_depth = 0;
+    TRY(insert_dotted(ps, t, nkeys, &slot, &slot_depth));
+    return parse_value(ps, slot, slot_depth);
+}
+
 /* Tables that dotted keys made inside an inline table close with it. */
 static void close_inline(parser *ps, toml_table *t)
 {
@@ -1091,19 +1109,7 @@ static int parse_inline_table(parser *ps, toml_value *v, uint32_t depth)
     }
     for (;;) {
         skip_ws(ps);
-        int nkeys = parse_key(ps);
-        if (nkeys < 0) return -1;
-        if (peek(ps) != '=') {
-            char buf[32];
-            return fail_at(ps, ps->p, "expected '=' after the key, found %s",
-                           describe_at(ps, ps->p, buf));
-        }
-        ps->p++;
-        skip_ws(ps);
-        toml_value *slot;
-        uint32_t slot_depth;
-        TRY(insert_dotted(ps, t, nkeys, &slot, &slot_depth));
-        TRY(parse_value(ps, slot, slot_depth));
+        TRY(parse_keyval_in(ps, t));
         skip_ws(ps);
         int c = peek(ps);
         if (c == ',') {
@@ -1366,22 +1372,7 @@ static int parse_header(parser *ps)
     return 0;
 }
 
-static int parse_keyval(parser *ps)
-{
-    int nkeys = parse_key(ps);
-    if (nkeys < 0) return -1;
-    if (peek(ps) != '=') {
-        char buf[32];
-        return fail_at(ps, ps->p, "expected '=' after the key, found %s",
-                       describe_at(ps, ps->p, buf));
-    }
-    ps->p++;
-    skip_ws(ps);
-    toml_value *slot;
-    uint32_t slot_depth;
-    TRY(insert_dotted(ps, ps->current, nkeys, &slot, &slot_depth));
-    return parse_value(ps, slot, slot_depth);
-}
+
 
 static int parse_document(parser *ps)
 {
@@ -1402,7 +1393,7 @@ static int parse_document(parser *ps)
         } else if (c == '[') {
             TRY(parse_header(ps));
         } else {
-            TRY(parse_keyval(ps));
+            TRY(parse_keyval_in(ps, ps->current));
         }
         TRY(end_of_statement(ps));
     }
