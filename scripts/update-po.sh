@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 mapfile -t sources < <(git ls-files 'src/*.c' 'src/*.h' | sort)
 xgettext --from-code=UTF-8 --language=C --add-comments=TRANSLATORS: \
     --keyword=_ --keyword=N_ --keyword=gp_error_set:5 --keyword=fail_at:3 \
-    --keyword=key_error:4 --flag=fail_at:3:c-format --flag=key_error:4:c-format \
+    --keyword=key_error:4 --keyword=cd_note_add:8 --flag=fail_at:3:c-format \
+    --flag=key_error:4:c-format --flag=cd_note_add:8:c-format \
     --flag=gp_error_set:5:c-format --package-name=gpuop \
     --msgid-bugs-address='the gpuop issue tracker' \
     -o po/gpuop.pot "${sources[@]}"

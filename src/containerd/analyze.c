@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "containerd/containerd.h"
+#include "util/i18n.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -133,10 +134,10 @@ static void find_conflict(cd_prediction *p)
             }
     if (!p->conflict) return;
     p->winner_reason = cd_is_v1(p->family)
-                           ? "containerd < 2.0 replaces a whole plugin section with the later "
-                             "file's"
-                           : "containerd 2.x merges key by key; the later file wins each key "
-                             "both set";
+                           ? _("containerd < 2.0 replaces a whole plugin section with the later "
+                               "file's")
+                           : _("containerd 2.x merges key by key; the later file wins each key "
+                               "both set");
 }
 
 /* ---- lints ---- */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "containerd/containerd.h"
+#include "util/i18n.h"
 
 #define CRI_V2      "io.containerd.grpc.v1.cri"
 #define CRI_RUNTIME "io.containerd.cri.v1.runtime"
@@ -182,8 +183,8 @@ static void merge_per_key(cd_prediction *p, cd_node *m, const cd_node *src)
             char *prefix = cd_printf(p->arena, "%.*s.%s", (int)src->keylen, src->key, name);
             free(name);
             char *why = cd_printf(p->arena,
-                                  "entry replaced whole by %s:%u: containerd replaces each "
-                                  "%.*s entry, it does not merge them",
+                                  _("entry replaced whole by %s:%u: containerd replaces each "
+                                    "%.*s entry, it does not merge them"),
                                   e->origin.file, e->origin.line, (int)src->keylen, src->key);
             lose(p, old, e, prefix, "entry-replaced", why);
         }
@@ -318,10 +319,11 @@ static void merge_v1(cd_prediction *p, cd_node *defaults, cd_node *m)
                 char *name = cd_path_text(one, 1);
                 char *prefix = cd_printf(p->arena, "plugins.%s", name);
                 free(name);
-                char *why = cd_printf(p->arena,
-                                      "section replaced by %s:%u: containerd < 2.0 replaces whole "
-                                      "plugin sections",
-                                      s->origin.file, s->origin.line);
+                char *why =
+                    cd_printf(p->arena,
+                              _("section replaced by %s:%u: containerd < 2.0 replaces whole "
+                                "plugin sections"),
+                              s->origin.file, s->origin.line);
                 lose(p, old, s, prefix, "section-replaced", why);
             }
             cd_set(plugins, cd_clone(p->arena, s));
@@ -346,16 +348,16 @@ static void merge_v1(cd_prediction *p, cd_node *defaults, cd_node *m)
         free(name);
         if (is_v3_cri_name(s->key, s->keylen)) {
             lose(p, s, NULL, prefix, "unknown-plugin",
-                 "a containerd 2.x (version 3) plugin name: containerd 1.x has no such plugin "
-                 "and ignores the section");
+                 _("a containerd 2.x (version 3) plugin name: containerd 1.x has no such plugin "
+                   "and ignores the section"));
             continue;
         }
         if (short_names == full) {
             lose(p, s, NULL, prefix, "wrong-plugin-naming",
-                 short_names ? "ignored: with config version 1 (no `version = 2`), containerd "
-                               "1.x looks plugins up by short name such as `cri`"
-                             : "ignored: with config version 2, containerd 1.x looks plugins up "
-                               "by full name such as \"io.containerd.grpc.v1.cri\"");
+                 short_names ? _("ignored: with config version 1 (no `version = 2`), containerd "
+                                 "1.x looks plugins up by short name such as `cri`")
+                             : _("ignored: with config version 2, containerd 1.x looks plugins up "
+                                 "by full name such as \"io.containerd.grpc.v1.cri\""));
             continue;
         }
         if (s->keylen == strlen(cri_name) && memcmp(s->key, cri_name, s->keylen) == 0) continue;
@@ -395,11 +397,11 @@ static void note_dropped(cd_prediction *p, const cd_node *src, const char *prefi
 {
     char *at = existing->origin.file
                    ? cd_printf(p->arena, "%s:%u", existing->origin.file, existing->origin.line)
-                   : cd_strdup(p->arena, "the defaults");
+                   : cd_strdup(p->arena, _("the defaults"));
     char *why = cd_printf(p->arena,
-                          "dropped by the v2 -> v3 migration: plugins.\"" CRI_RUNTIME "\" "
-                          "already has %.*s (%s), and the migration never overwrites",
-                          (int)existing->keylen, existing->key, at);
+                          _("dropped by the v2 -> v3 migration: plugins.\"%s\" already has %.*s "
+                            "(%s), and the migration never overwrites"),
+                          CRI_RUNTIME, (int)existing->keylen, existing->key, at);
     lose(p, src, NULL, prefix, "migration-dropped", why);
 }
 
@@ -491,9 +493,9 @@ static void drop_unknown_cri_keys(cd_prediction *p, cd_node *plugins)
         char *prefix = cd_printf(p->arena, "plugins.\"" CRI_V2 "\".%.*s", (int)k->keylen, k->key);
         lose(p, k, NULL, prefix, "unknown-plugin-key",
              p->version >= 3
-                 ? "ignored (\"Ignoring unknown key in TOML for plugin\"): the merged config is "
-                   "version 3, so version 2 CRI keys are not migrated"
-                 : "ignored (\"Ignoring unknown key in TOML for plugin\")");
+                 ? _("ignored (\"Ignoring unknown key in TOML for plugin\"): the merged config is "
+                     "version 3, so version 2 CRI keys are not migrated")
+                 : _("ignored (\"Ignoring unknown key in TOML for plugin\")"));
         cd_take(cri, gp_arena_strndup(p->arena, k->key, k->keylen));
     }
 }
