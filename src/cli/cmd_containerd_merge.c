@@ -7,12 +7,14 @@
 #include "cli/cli.h"
 #include "containerd/containerd.h"
 #include "util/json_out.h"
+#include "util/spawn.h"
 
 typedef enum output { OUT_TEXT, OUT_JSON, OUT_LAB } output;
 
 typedef struct merge_args {
     cd_options opt;
     const char *version_text;
+    const char *version_source; /* "--containerd", "installed" or "default" */
     const char *observed;
     output out;
 } merge_args;
@@ -180,10 +182,13 @@ static void json_notes(const cd_notes *notes)
     putchar(']');
 }
 
-static void write_json(const cd_prediction *p, const observed *o, const char *observed_path)
+static void write_json(const cd_prediction *p, const observed *o, const char *observed_path,
+                       const char *version_source)
 {
     printf("{\"containerd_version\":");
     json_str(cd_family_name(p->family));
+    printf(",\"containerd_version_from\":");
+    json_str(version_source);
     printf(",\"files\":[");
     for (size_t i = 0; i < p->nfiles; i++) {
         const cd_file *f = &p->files[i];
@@ -261,10 +266,15 @@ static bool listed(const char *const *names, size_t n, const char *name)
     return false;
 }
 
-static void write_text(const cd_prediction *p, const observed *o, const char *observed_path)
+static void write_text(const cd_prediction *p, const observed *o, const char *observed_path,
+                       const char *version_source)
 {
-    printf(_("containerd %s rules, merged config version %" PRId64 "\n\n"),
-           cd_family_name(p->family), p->version);
+    printf(_("containerd %s rules (%s), merged config version %" PRId64 "\n\n"),
+           cd_family_name(p->family),
+           strcmp(version_source, "installed") == 0 ? _("the installed containerd")
+           : strcmp(version_source, "default") == 0 ? _("no containerd on PATH: the default")
+                                                    : _("as asked"),
+           p->version);
     printf(_("Files, in load order:\n"));
     for (size_t i = 0; i < p->nfiles; i++) {
         const cd_file *f = &p->files[i];
@@ -339,6 +349,28 @@ static void write_text(const cd_prediction *p, const observed *o, const char *ob
     }
 }
 
+/* The rules of the containerd on PATH (`containerd --version` prints
+ * "containerd github.com/containerd/containerd 1.6.20~ds1 ..."), else 2.1. */
+static void pick_family(merge_args *a)
+{
+    char *argv[] = {"containerd", "--version", NULL};
+    char *out = NULL, *errout = NULL;
+    size_t out_len, err_len;
+    int status = 0;
+    a->opt.family = CD_V2_1;
+    a->version_source = "default";
+    if (gp_spawn_capture(argv, 5000, &out, &out_len, &errout, &err_len, &status, NULL) ==
+            GP_SPAWN_OK &&
+        status == 0) {
+        char word[3][128] = {{0}};
+        if (sscanf(out, "%127s %127s %127s", word[0], word[1], word[2]) == 3 &&
+            cd_family_parse(word[2], &a->opt.family) == 0)
+            a->version_source = "installed";
+    }
+    free(out);
+    free(errout);
+}
+
 int cmd_containerd_merge(int argc, char **argv)
 {
     merge_args a = {.opt.family = CD_V2_1};
@@ -349,6 +381,10 @@ int cmd_containerd_merge(int argc, char **argv)
         cli_error(_("unknown containerd version '%s' (1.6, 1.7, 2.0, 2.1 or 2.2)"), a.version_text);
         return EXIT_CANNOT_TELL;
     }
+    if (a.version_text)
+        a.version_source = "--containerd";
+    else
+        pick_family(&a);
     observed o = {0};
     if (a.observed && load_observed(a.observed, &o) != 0) return EXIT_CANNOT_TELL;
     /* What was loaded is observed, never computed: without a dump the lab's
@@ -367,9 +403,9 @@ int cmd_containerd_merge(int argc, char **argv)
     if (a.out == OUT_LAB)
         write_lab(p, &o);
     else if (a.out == OUT_JSON)
-        write_json(p, &o, a.observed);
+        write_json(p, &o, a.observed, a.version_source);
     else
-        write_text(p, &o, a.observed);
+        write_text(p, &o, a.observed, a.version_source);
     int rc = p->error || p->cri_error ? EXIT_DOES_NOT_HOLD : EXIT_HOLDS;
     cd_prediction_free(p);
     toml_free(o.doc);
