@@ -144,4 +144,5 @@ snapshot end
 status=0
 "$python" "$root/bench/report.py" "$results" "$out/toml.json" || status=$?
 echo "bench: results in $out/toml.json" >&2
+"$root/bench/containerd_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 exit "$status"

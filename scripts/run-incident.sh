@@ -28,8 +28,10 @@ done
 
 echo "default_runtime_name in the main file: $("$gpuop" toml get "$main" "$cri.containerd.default_runtime_name")"
 echo
-echo "Both files define tables under $cri.containerd.runtimes."
-echo "containerd 1.6 and 1.7 replace the whole $cri section with the"
-echo "drop-in's, so only 'nvidia' would load and the CRI plugin would refuse"
-echo "default_runtime_name = \"runc\"; 2.0 and later merge the two. gpuop's"
-echo "containerd merge predictor, next on the roadmap, computes this per version."
+# What each containerd line would load from these two files on a restart.
+for version in 1.6 2.1; do
+    echo "== gpuop containerd merge --containerd $version"
+    "$gpuop" containerd merge --root "$root" --config /etc/containerd/config.toml \
+        --containerd "$version" || true
+    echo
+done

@@ -9,9 +9,9 @@
 set -euo pipefail
 
 declare -A group_packages=(
-    [build]="gcc make cmake pkg-config gettext"
-    [test]="libcmocka-dev python3 bats valgrind locales"
-    [bench]="g++ libtomlplusplus-dev python3"
+    [build]="gcc make cmake pkg-config gettext libjansson-dev"
+    [test]="libcmocka-dev python3 bats valgrind locales containerd"
+    [bench]="g++ libtomlplusplus-dev python3 containerd"
     [fuzz]="clang libclang-rt-14-dev"
 )
 

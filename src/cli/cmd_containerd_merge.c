@@ -6,6 +6,8 @@
 
 #include "cli/cli.h"
 #include "containerd/containerd.h"
+#include "containerd/observed.h"
+#include "util/file.h"
 #include "util/json_out.h"
 #include "util/spawn.h"
 
@@ -19,11 +21,10 @@ typedef struct merge_args {
     output out;
 } merge_args;
 
-/* Runtimes the observed dump names: 1.x dumps keep them in the v2 CRI
- * table, 2.x dumps in the v3 runtime plugin. */
+/* What a `containerd config dump` taken on the node says is loaded. */
 typedef struct observed {
-    toml_doc *doc;
-    const char **names;
+    cd_dump dump;
+    const char **names; /* the dump's runtime handlers, sorted */
     size_t count;
 } observed;
 
@@ -75,27 +76,27 @@ static int cmp_str(const void *a, const void *b)
 static int load_observed(const char *path, observed *o)
 {
     gp_error err = {0};
-    o->doc = toml_parse_file(path, &err);
-    if (!o->doc) {
+    size_t len;
+    char *text = gp_read_file(path, &len, &err);
+    if (!text || cd_dump_parse(text, len, path, &o->dump, &err) != 0) {
+        free(text);
         cli_report(&err);
         return -1;
     }
-    static const char *const places[] = {
-        "plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes",
-        "plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes",
-    };
-    for (size_t p = 0; p < 2; p++) {
-        const toml_value *v = toml_lookup(toml_root(o->doc), places[p], NULL);
-        if (!v || v->type != TOML_TABLE) continue;
-        size_t n = toml_table_size(v->u.table);
-        o->names = calloc(n ? n : 1, sizeof *o->names);
-        if (!o->names) return -1;
-        for (size_t i = 0; i < n; i++)
-            o->names[o->count++] = toml_table_entry(v->u.table, i)->key;
-        qsort(o->names, o->count, sizeof *o->names, cmp_str);
-        return 0;
-    }
+    free(text);
+    size_t n = o->dump.handlers.n;
+    o->names = calloc(n ? n : 1, sizeof *o->names);
+    if (!o->names) return -1;
+    for (size_t i = 0; i < n; i++)
+        o->names[o->count++] = o->dump.handlers.items[i];
+    qsort(o->names, o->count, sizeof *o->names, cmp_str);
     return 0;
+}
+
+static void free_observed(observed *o)
+{
+    cd_dump_free(&o->dump);
+    free(o->names);
 }
 
 /* ---- helpers for lists ---- */
@@ -396,8 +397,7 @@ int cmd_containerd_merge(int argc, char **argv)
     cd_prediction *p = cd_predict(&a.opt, &err);
     if (!p) {
         cli_report(&err);
-        toml_free(o.doc);
-        free(o.names);
+        free_observed(&o);
         return EXIT_CANNOT_TELL;
     }
     if (a.out == OUT_LAB)
@@ -408,8 +408,7 @@ int cmd_containerd_merge(int argc, char **argv)
         write_text(p, &o, a.observed, a.version_source);
     int rc = p->error || p->cri_error ? EXIT_DOES_NOT_HOLD : EXIT_HOLDS;
     cd_prediction_free(p);
-    toml_free(o.doc);
-    free(o.names);
+    free_observed(&o);
     if (fflush(stdout) != 0) return EXIT_CANNOT_TELL;
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "containerd/containerd.h"
+#include "containerd/observed.h"
 #include "util/i18n.h"
 
 static int by_name(const void *a, const void *b)
@@ -53,17 +54,9 @@ static void check_cri(cd_prediction *p)
     const cd_node *drn = p->default_runtime_name;
     const char *name =
         drn && !drn->is_table && drn->value->type == TOML_STRING ? drn->value->u.s : "";
-    if (!*name) {
-        p->cri_error = "invalid plugin config: `default_runtime_name` is empty";
-        return;
-    }
-    for (size_t i = 0; i < p->nruntimes; i++)
-        if (strcmp(p->runtimes[i], name) == 0) return;
-    p->cri_error =
-        cd_printf(p->arena,
-                  "invalid plugin config: no corresponding runtime configured in "
-                  "`containerd.runtimes` for `containerd` `default_runtime_name = \"%s\"`",
-                  name);
+    char msg[512];
+    cd_cri_check_default(name, p->runtimes, p->nruntimes, msg, sizeof msg);
+    if (msg[0]) p->cri_error = cd_printf(p->arena, "invalid plugin config: %s", msg);
 }
 
 /* ---- collisions ---- */

@@ -76,6 +76,48 @@ static const char *under_root(gp_arena *a, const char *root, const char *path)
     return cd_printf(a, "%s%s", root, path);
 }
 
+/* Go's filepath.Clean, which filepath.Join applies: "." parts and double
+ * slashes go, ".." removes the part before it. Paths are then compared as
+ * strings, so "conf.d/../more.toml" and "more.toml" are one file. */
+static char *clean_path(gp_arena *a, const char *path)
+{
+    size_t len = strlen(path);
+    char *out = gp_arena_alloc(a, len + 2);
+    if (!out) return NULL;
+    bool rooted = path[0] == '/';
+    size_t n = 0, floor = 0; /* out[0..floor) is "/" or leading "../" parts */
+    if (rooted) out[n++] = '/', floor = 1;
+    for (const char *p = path; *p;) {
+        while (*p == '/')
+            p++;
+        const char *end = strchr(p, '/');
+        size_t part = end ? (size_t)(end - p) : strlen(p);
+        if (part == 0) break;
+        if (part == 1 && p[0] == '.') {
+            /* skip */
+        } else if (part == 2 && p[0] == '.' && p[1] == '.') {
+            if (n > floor) {
+                while (n > floor && out[n - 1] != '/')
+                    n--;
+                if (n > floor) n--; /* the slash before it */
+            } else if (!rooted) {
+                if (n) out[n++] = '/';
+                out[n++] = '.';
+                out[n++] = '.';
+                floor = n;
+            }
+        } else {
+            if (n && out[n - 1] != '/') out[n++] = '/';
+            memcpy(out + n, p, part);
+            n += part;
+        }
+        p += part;
+    }
+    if (n == 0) out[n++] = '.';
+    out[n] = '\0';
+    return out;
+}
+
 /* How this version resolves one import string written in `declaring`. */
 static const char *resolve(gp_arena *a, cd_family f, const char *declaring, const char *import)
 {
@@ -83,7 +125,7 @@ static const char *resolve(gp_arena *a, cd_family f, const char *declaring, cons
     /* 1.6 globs a relative pattern as written: against the working
      * directory, not the declaring file (measured: case e). */
     if (f == CD_V1_6 && is_glob(import)) return import;
-    return cd_printf(a, "%s/%s", dir_of(a, declaring), import);
+    return clean_path(a, cd_printf(a, "%s/%s", dir_of(a, declaring), import));
 }
 
 /* ---- the walk ---- */
@@ -238,7 +280,8 @@ int cd_load(cd_prediction *p, const cd_options *opt, gp_error *err)
         gp_error_set(err, main_path, 0, 0, "out of memory");
         return -1;
     }
-    for (; q.head < q.count; q.head++) {
+    /* A bound on pathological sets (every distinct path is loaded once). */
+    for (; q.head < q.count && p->nfiles < 10000; q.head++) {
         const char *path = q.paths[q.head];
         if (already_loaded(p, path)) continue;
         const char *read_path = under_root(p->arena, opt->root, path);

@@ -110,7 +110,7 @@ static void test_lab_on_1_6_loses_runc_and_fails_cri(void **state)
     assert_string_equal(p->runtimes[0], "nvidia");
     assert_string_equal(p->cri_error,
                         "invalid plugin config: no corresponding runtime configured in "
-                        "`containerd.runtimes` for `containerd` `default_runtime_name = \"runc\"`");
+                        "`containerd.runtimes` for `containerd` `default_runtime_name = \"runc\"");
     /* The main file's default_runtime_name is lost; the one left is containerd's default. */
     const cd_note *lost =
         find_note(&p->lost, "section-replaced",
