@@ -1,8 +1,11 @@
 /* gpuop containerd merge: what a containerd version loads from the files. */
+/* wcswidth() is an X/Open function. */
+#define _XOPEN_SOURCE 700
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "cli/cli.h"
 #include "containerd/containerd.h"
@@ -260,6 +263,30 @@ static const char *where(const cd_origin *o, char *buf, size_t size)
     return buf;
 }
 
+/* Pads by terminal columns, not bytes: Korean and Japanese headers are
+ * double-width characters of three bytes each. */
+static void print_cell(const char *s, int columns)
+{
+    wchar_t wide[256];
+    size_t n = mbstowcs(wide, s, sizeof wide / sizeof *wide - 1);
+    int width = n == (size_t)-1 ? (int)strlen(s) : wcswidth(wide, n);
+    if (width < 0) width = (int)strlen(s);
+    fputs(s, stdout);
+    for (; width < columns; width++)
+        putchar(' ');
+    putchar(' ');
+}
+
+static void print_row(const char *handler, const char *declared, const char *predicted,
+                      const char *seen)
+{
+    fputs("  ", stdout);
+    print_cell(handler, 16);
+    print_cell(declared, 10);
+    print_cell(predicted, 10);
+    printf("%s\n", seen);
+}
+
 static bool listed(const char *const *names, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -303,15 +330,16 @@ static void write_text(const cd_prediction *p, const observed *o, const char *ob
     for (size_t j = 0; j < o->count && nall < 256; j++)
         if (!listed(all, nall, o->names[j])) all[nall++] = o->names[j];
     qsort(all, nall, sizeof *all, cmp_str);
-    printf(_("\nRuntime handlers:\n  %-16s %-10s %-10s %s\n"), _("handler"), _("declared"),
-           _("predicted"), _("observed"));
+    printf(_("\nRuntime handlers:\n"));
+    print_row(_("handler"), _("declared"), _("predicted"), _("observed"));
     for (size_t i = 0; i < nall; i++) {
         bool declared = false;
         for (size_t f = 0; f < p->nfiles; f++)
             declared |= listed(p->files[f].runtimes, p->files[f].nruntimes, all[i]);
-        printf("  %-16s %-10s %-10s %s\n", all[i], declared ? _("yes") : "-",
-               listed(p->runtimes, p->nruntimes, all[i]) ? _("loads") : _("NO"),
-               observed_path ? (listed(o->names, o->count, all[i]) ? _("loaded") : _("NO")) : "-");
+        print_row(all[i], declared ? _("yes") : "-",
+                  listed(p->runtimes, p->nruntimes, all[i]) ? _("loads") : _("NO"),
+                  observed_path ? (listed(o->names, o->count, all[i]) ? _("loaded") : _("NO"))
+                                : "-");
     }
     const cd_node *drn = p->default_runtime_name;
     char buf[512];

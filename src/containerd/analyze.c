@@ -180,10 +180,10 @@ static void lint_files(cd_prediction *p)
         if (i == 0 && f->version == 0 && toml_table_size(toml_root(f->doc)) > 0)
             cd_note_add(p->arena, &p->lints, f->path, 1, 1, NULL, "no-version",
                         cd_is_v1(p->family)
-                            ? "the main config has no `version`: containerd 1.x reads it as "
-                              "version 1 and ignores plugin sections with full names"
-                            : "the main config has no `version`: containerd 2.x reads it as "
-                              "version 1 and does not migrate version 2 CRI keys in it");
+                            ? N_("the main config has no `version`: containerd 1.x reads it as "
+                                 "version 1 and ignores plugin sections with full names")
+                            : N_("the main config has no `version`: containerd 2.x reads it as "
+                                 "version 1 and does not migrate version 2 CRI keys in it"));
     }
     if (p->error)
         cd_note_add(p->arena, &p->lints, NULL, 0, 0, NULL, "refuses-to-start",

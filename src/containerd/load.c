@@ -301,9 +301,9 @@ int cd_load(cd_prediction *p, const cd_options *opt, gp_error *err)
                     : cd_printf(p->arena, "open %s: no such file or directory", path);
             cd_note_add(p->arena, &p->lints, q.by[q.head], 0, 0, "imports", "missing-import",
                         cd_is_v1(p->family)
-                            ? "import %s does not exist: containerd refuses to start"
-                            : "import %s does not exist: containerd refuses to start, and "
-                              "`config dump` silently stops loading there",
+                            ? N_("import %s does not exist: containerd refuses to start")
+                            : N_("import %s does not exist: containerd refuses to start, and "
+                                 "`config dump` silently stops loading there"),
                         path);
             return 0;
         }

@@ -216,9 +216,9 @@ static void merge_top_level(cd_prediction *p, cd_node *m, const cd_node *file_tr
             cd_note_add(p->arena, &p->lost, c->origin.file, c->origin.line, c->origin.col, key,
                         "unknown-key",
                         cd_is_v1(p->family)
-                            ? "not a containerd setting: ignored silently"
-                            : "not a containerd setting: ignored (\"Ignoring unknown key in "
-                              "TOML\")");
+                            ? N_("not a containerd setting: ignored silently")
+                            : N_("not a containerd setting: ignored (\"Ignoring unknown key in "
+                                 "TOML\")"));
             free(key);
         }
     }
