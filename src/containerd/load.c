@@ -73,6 +73,9 @@ static char *dir_of(gp_arena *a, const char *path)
 static const char *under_root(gp_arena *a, const char *root, const char *path)
 {
     if (!root || !*root || path[0] != '/') return path;
+    /* A path given as the copy's own (ROOT/etc/...) is already there. */
+    size_t n = strlen(root);
+    if (strncmp(path, root, n) == 0 && path[n] == '/') return path;
     return cd_printf(a, "%s%s", root, path);
 }
 
@@ -121,10 +124,11 @@ static char *clean_path(gp_arena *a, const char *path)
 /* How this version resolves one import string written in `declaring`. */
 static const char *resolve(gp_arena *a, cd_family f, const char *declaring, const char *import)
 {
-    if (import[0] == '/') return import;
     /* 1.6 globs a relative pattern as written: against the working
      * directory, not the declaring file (measured: case e). */
-    if (f == CD_V1_6 && is_glob(import)) return import;
+    if (f == CD_V1_6 && is_glob(import) && import[0] != '/') return import;
+    if (import[0] == '/') return clean_path(a, import);
+    /* An empty import names the declaring file's directory (an error). */
     return clean_path(a, cd_printf(a, "%s/%s", dir_of(a, declaring), import));
 }
 
@@ -208,8 +212,9 @@ static int glob_imports(cd_prediction *p, const cd_options *opt, queue *q, const
     qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, byte_order);
     size_t cut = strlen(search) - strlen(pattern);
     for (size_t i = 0; i < g.gl_pathc; i++) {
-        const char *name = g.gl_pathv[i] + (pattern[0] == '/' ? cut : 0);
-        if (push(p->arena, q, cd_strdup(p->arena, name), declaring->path) != 0) break;
+        /* Go's Glob returns matches joined, hence cleaned. */
+        const char *name = clean_path(p->arena, g.gl_pathv[i] + (pattern[0] == '/' ? cut : 0));
+        if (!name || push(p->arena, q, name, declaring->path) != 0) break;
     }
     globfree(&g);
     return 0;
@@ -222,7 +227,7 @@ static void queue_imports(cd_prediction *p, const cd_options *opt, queue *q, con
     const toml_array *arr = e->value.u.array;
     for (size_t i = 0; i < toml_array_size(arr); i++) {
         const toml_value *v = toml_array_at(arr, i);
-        if (v->type != TOML_STRING || v->len == 0) continue;
+        if (v->type != TOML_STRING) continue;
         const char *resolved = resolve(p->arena, p->family, f->path, v->u.s);
         if (is_glob(resolved))
             glob_imports(p, opt, q, resolved, f, e);
@@ -241,6 +246,12 @@ static bool file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+static bool is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* The message containerd gives for a file it cannot parse. */
@@ -305,6 +316,15 @@ int cd_load(cd_prediction *p, const cd_options *opt, gp_error *err)
                             : N_("import %s does not exist: containerd refuses to start, and "
                                  "`config dump` silently stops loading there"),
                         path);
+            return 0;
+        }
+        if (!is_main && is_directory(read_path)) {
+            p->error = cd_is_v1(p->family)
+                           ? cd_printf(p->arena, "failed to load TOML: %s: read %s: is a directory",
+                                       path, path)
+                           : cd_printf(p->arena, "read %s: is a directory", path);
+            cd_note_add(p->arena, &p->lints, q.by[q.head], 0, 0, "imports", "import-is-directory",
+                        "import %s is a directory, not a file: containerd refuses to start", path);
             return 0;
         }
         gp_error perr = {0};

@@ -192,9 +192,94 @@ static void merge_per_key(cd_prediction *p, cd_node *m, const cd_node *src)
     }
 }
 
+/* ---- types of the top-level settings ---- */
+
+typedef enum want { WANT_INT, WANT_STRING, WANT_STRINGS, WANT_TABLE } want;
+
+static const struct {
+    const char *key;
+    want want;
+    const char *go_type; /* as containerd 1.x names it in the error */
+} typed_keys[] = {
+    {"version", WANT_INT, "int"},
+    {"oom_score", WANT_INT, "int"},
+    {"root", WANT_STRING, "string"},
+    {"state", WANT_STRING, "string"},
+    {"temp", WANT_STRING, "string"},
+    {"plugin_dir", WANT_STRING, "string"},
+    {"imports", WANT_STRINGS, "[]string(slice)"},
+    {"disabled_plugins", WANT_STRINGS, "[]string(slice)"},
+    {"required_plugins", WANT_STRINGS, "[]string(slice)"},
+    {"grpc", WANT_TABLE, "config.GRPCConfig"},
+    {"ttrpc", WANT_TABLE, "config.TTRPCConfig"},
+    {"debug", WANT_TABLE, "config.Debug"},
+    {"metrics", WANT_TABLE, "config.MetricsConfig"},
+    {"cgroup", WANT_TABLE, "config.CgroupConfig"},
+    {"plugins", WANT_TABLE, "map[string]toml.Tree"},
+    {"proxy_plugins", WANT_TABLE, "map[string]config.ProxyPlugin"},
+    {"timeouts", WANT_TABLE, "map[string]string"},
+};
+
+static bool has_type(const cd_node *n, want w)
+{
+    if (w == WANT_TABLE) return n->is_table;
+    if (n->is_table) return false;
+    const toml_value *v = n->value;
+    if (w == WANT_INT) return v->type == TOML_INTEGER;
+    if (w == WANT_STRING) return v->type == TOML_STRING;
+    if (v->type != TOML_ARRAY) return false;
+    for (size_t i = 0; i < toml_array_size(v->u.array); i++)
+        if (toml_array_at(v->u.array, i)->type != TOML_STRING) return false;
+    return true;
+}
+
+/* Go's name for the value's type and its %v text, as in containerd's
+ * "Can't convert 5(float64) to int". */
+static const char *go_value(cd_prediction *p, const cd_node *n)
+{
+    if (n->is_table) return "(*toml.Tree)";
+    const toml_value *v = n->value;
+    char buf[80];
+    switch (v->type) {
+    case TOML_INTEGER:
+        return cd_printf(p->arena, "%lld(int64)", (long long)v->u.i);
+    case TOML_FLOAT:
+        toml_format_float(v->u.f, buf);
+        if (strcmp(buf + strlen(buf) - 2, ".0") == 0) buf[strlen(buf) - 2] = '\0';
+        return cd_printf(p->arena, "%s(float64)", buf);
+    case TOML_BOOL:
+        return v->u.b ? "true(bool)" : "false(bool)";
+    case TOML_STRING:
+        return cd_printf(p->arena, "%s(string)", v->u.s);
+    case TOML_ARRAY:
+        return "([]interface {})";
+    default:
+        toml_format_datetime(v, buf);
+        return cd_printf(p->arena, "%s(time.Time)", buf);
+    }
+}
+
+/* A setting of the wrong type stops the load of that file (and so the
+ * start) in every version; the message is 1.x's, measured on 1.6.20. */
+static void check_types(cd_prediction *p, const cd_node *file_tree)
+{
+    for (size_t i = 0; i < sizeof typed_keys / sizeof *typed_keys && !p->error; i++) {
+        const cd_node *n = cd_child(file_tree, typed_keys[i].key);
+        if (!n || has_type(n, typed_keys[i].want)) continue;
+        p->error = cd_printf(p->arena, "failed to unmarshal TOML: (%u, %u): Can't convert %s to %s",
+                             n->origin.line, n->origin.col, go_value(p, n), typed_keys[i].go_type);
+        cd_note_add(p->arena, &p->lints, n->origin.file, n->origin.line, n->origin.col,
+                    typed_keys[i].key, "wrong-type",
+                    "%s has the wrong type for containerd (%s expected): containerd refuses to "
+                    "start",
+                    typed_keys[i].key, typed_keys[i].go_type);
+    }
+}
+
 /* The top-level keys of one file, except `plugins`, `version`, `imports`. */
 static void merge_top_level(cd_prediction *p, cd_node *m, const cd_node *file_tree)
 {
+    check_types(p, file_tree);
     for (const cd_node *c = file_tree->first; c; c = c->next) {
         if (c->keylen == 7 && memcmp(c->key, "plugins", 7) == 0) continue;
         if (c->keylen == 7 && memcmp(c->key, "version", 7) == 0) continue;
@@ -301,6 +386,42 @@ static cd_node *decode_cri_v1(cd_prediction *p, const cd_node *defaults, const c
     return cri;
 }
 
+/* With version 2, containerd 1.x refuses plugin names that are not URIs of
+ * four parts or more (io.containerd.x.vx), naming the last file loaded. */
+static bool is_plugin_uri(const char *s, size_t len)
+{
+    size_t dots = 0;
+    for (size_t i = 0; i < len; i++)
+        dots += s[i] == '.';
+    return dots >= 3;
+}
+
+static void refuse_uri(cd_prediction *p, const char *what, const char *name, size_t len)
+{
+    if (p->error) return;
+    p->error = cd_printf(p->arena,
+                         "failed to load TOML from %s: invalid %s URI \"%.*s\" expect "
+                         "io.containerd.x.vx",
+                         p->files[p->nfiles - 1].path, what, (int)len, name);
+}
+
+static void check_plugin_uris(cd_prediction *p, const cd_node *plugins, const cd_node *m)
+{
+    for (const cd_node *s = plugins->first; s; s = s->next)
+        if (!is_plugin_uri(s->key, s->keylen)) refuse_uri(p, "plugin key", s->key, s->keylen);
+    static const char *const lists[][2] = {{"disabled_plugins", "disabled plugin"},
+                                           {"required_plugins", "required plugin"}};
+    for (size_t l = 0; l < 2; l++) {
+        const cd_node *list = cd_child(m, lists[l][0]);
+        if (!list || list->is_table || list->value->type != TOML_ARRAY) continue;
+        for (size_t i = 0; i < toml_array_size(list->value->u.array); i++) {
+            const toml_value *v = toml_array_at(list->value->u.array, i);
+            if (v->type == TOML_STRING && !is_plugin_uri(v->u.s, v->len))
+                refuse_uri(p, lists[l][1], v->u.s, v->len);
+        }
+    }
+}
+
 static void merge_v1(cd_prediction *p, cd_node *defaults, cd_node *m)
 {
     cd_node *plugins = cd_table_new(p->arena, "plugins", 7, origin_of_default());
@@ -335,6 +456,7 @@ static void merge_v1(cd_prediction *p, cd_node *defaults, cd_node *m)
             cd_printf(p->arena, "failed to load TOML from %s: unsupported config version `%lld`",
                       p->files[p->nfiles - 1].path, (long long)p->version);
 
+    if (p->version >= 2) check_plugin_uris(p, plugins, m);
     /* Version 1 looks plugins up by short ID (`cri`), any other version by
      * full URI; sections named the other way are ignored (cases k, k2, k3). */
     bool short_names = p->version == 1;

@@ -15,7 +15,8 @@ inline tables at random. For each set it runs, from an empty directory,
 them on the keys of cases_test.py: error or not, runtime handler set,
 default_runtime_name, each runtime's runtime_type / options.SystemdCgroup /
 options.BinaryName, cni bin_dir/conf_dir, root, state, oom_score,
-disabled_plugins, imports (as a set), CRI validity, and every other key of
+disabled_plugins, imports and the paths of `files` (as sets), CRI validity,
+and every other key of
 the prediction that the dump has.
 
 containerd is installed with apt-get when missing and we are root; otherwise
@@ -23,11 +24,13 @@ the test prints a SKIP line and exits 0.
 
 Prints one line per (case, check) failure followed by the case's files, then
 `N passed, M failed` over cases. Exit 1 on any failure.
-GPUOP_DIFF_WIDE=1 widens the space beyond that (versions 1 and 3, no
-version, v1 short plugin names, nested, plain, cyclic and missing imports,
-relative imports, [debug] [grpc] [timeouts] [proxy_plugins], more CRI keys,
-values of the wrong type, plugin names of fewer than 4 dot-separated parts). GPUOP_DIFF_JOBS sets
-how many cases run at once (default: CPUs, at most 8).
+
+GPUOP_DIFF_JOBS sets how many cases run at once (default: CPUs, at most 8).
+GPUOP_DIFF_WIDE=1 widens the space beyond the above, to explore: versions 1
+and 3 and no version, v1 short plugin names, nested, plain, cyclic, missing
+and relative imports, import paths spelled with // ./ ../ or empty, [debug]
+[grpc] [timeouts] [proxy_plugins], more CRI keys, values of the wrong type,
+plugin names of fewer than 4 dot-separated parts.
 
 usage: differential_test.py GPUOP
 """
@@ -209,7 +212,8 @@ def gen_file(rng, main):
 def widen(rng, t, main, d, dropins):
     """GPUOP_DIFF_WIDE=1: beyond the brief's space. Versions 1 and 3 and no
     version, v1 short plugin names, nested / plain / cyclic / missing
-    imports, [debug] [grpc] [timeouts] [proxy_plugins], more CRI keys,
+    imports, paths spelled with // ./ ../ or empty, [debug] [grpc]
+    [timeouts] [proxy_plugins], more CRI keys,
     values of the wrong type, plugin names of fewer than 4 parts."""
     r = rng.random()
     if main and r < 0.08:
@@ -273,7 +277,9 @@ def widen(rng, t, main, d, dropins):
     if not main and rng.random() < 0.05:
         imports.append(f"{d}/conf.d/missing.toml")
     if not main and dropins and rng.random() < 0.1:
-        imports.append(f"{d}/conf.d/" + rng.choice(dropins))
+        # An earlier drop-in again, sometimes spelled differently.
+        spelling = rng.choice(["/conf.d/", "/conf.d/", "//conf.d/", "/conf.d/../conf.d/", "/./conf.d/"])
+        imports.append(d + spelling + rng.choice(dropins))
     if imports:
         t["imports"] = imports
 
@@ -286,7 +292,9 @@ def gen_case(rng, d, wide=False):
     if wide:
         widen(rng, main, True, d, [])
         if rng.random() < 0.08:
-            main_imports = [rng.choice(["conf.d/*.toml", "conf.d/10-misc.toml", f"{d}/conf.d/1*.toml"])] + (
+            other = ["conf.d/*.toml", "conf.d/10-misc.toml", f"{d}/conf.d/1*.toml", f"{d}//conf.d/*.toml",
+                     f"{d}/conf.d/../conf.d/*.toml", "./conf.d/*.toml", ""]
+            main_imports = [rng.choice(other)] + (
                 main_imports if rng.random() < 0.5 else []
             )
     # `imports` right after `version` (first when there is no version).

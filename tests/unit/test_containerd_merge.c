@@ -342,6 +342,49 @@ static void test_family_names(void **state)
     assert_int_equal(cd_family_parse("banana", &f), -1);
 }
 
+/* Found by the differential test against containerd 1.6.20: what makes
+ * 1.x refuse a config beyond syntax, and how import paths compare. */
+static void test_more_refusals_and_path_cleaning(void **state)
+{
+    (void)state;
+    write_file(
+        "/etc/containerd/config.toml",
+        "version = 2\nimports = [\"/etc/containerd/conf.d/20-b.toml\", "
+        "\"/etc/containerd/conf.d/10-a.toml\", \"/etc/containerd//conf.d/../conf.d/*.toml\"]\n");
+    write_file("/etc/containerd/conf.d/10-a.toml", "oom_score = 10\n");
+    write_file("/etc/containerd/conf.d/20-b.toml", "oom_score = 20\n");
+    cd_prediction *p = predict(CD_V1_6);
+    /* Each file once, by its cleaned path: 20-b then 10-a, so 10 wins. */
+    assert_int_equal(p->nfiles, 3);
+    assert_int_equal(cd_child(p->config, "oom_score")->value->u.i, 10);
+    cd_prediction_free(p);
+
+    write_file("/etc/containerd/config.toml",
+               "version = 2\ndisabled_plugins = [\"cri\"]\n  oom_score = 5.0\n");
+    p = predict(CD_V1_6);
+    assert_string_equal(p->error,
+                        "failed to unmarshal TOML: (3, 3): Can't convert 5(float64) to int");
+    cd_prediction_free(p);
+    write_file("/etc/containerd/config.toml", "version = 2\ndisabled_plugins = [\"cri\"]\n");
+    p = predict(CD_V1_7);
+    assert_string_equal(p->error, "failed to load TOML from /etc/containerd/config.toml: invalid "
+                                  "disabled plugin URI \"cri\" expect io.containerd.x.vx");
+    cd_prediction_free(p);
+    write_file("/etc/containerd/config.toml", "version = 2\nimports = [\"\"]\n");
+    p = predict(CD_V1_6);
+    assert_string_equal(p->error, "failed to load TOML: /etc/containerd: read /etc/containerd: is "
+                                  "a directory");
+    cd_prediction_free(p);
+    /* --root with the copy's own path works too. */
+    char local[PATH_MAX * 2];
+    snprintf(local, sizeof local, "%s/etc/containerd/config.toml", root);
+    cd_options opt = {local, root, CD_V2_1};
+    gp_error err = {0};
+    p = cd_predict(&opt, &err);
+    assert_non_null(p);
+    cd_prediction_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +402,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lints, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_more_refusals_and_path_cleaning, setup, teardown),
         cmocka_unit_test(test_family_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
