@@ -186,6 +186,37 @@ static void json_notes(const cd_notes *notes)
     putchar(']');
 }
 
+/* "file:line" or "default" for every effective key, keyed by the dotted
+ * key in TOML syntax. */
+typedef struct origins_ctx {
+    bool first;
+} origins_ctx;
+
+static void json_origin(const cd_node *leaf, const cd_node *const *path, size_t depth, void *ctx)
+{
+    origins_ctx *oc = ctx;
+    char *key = cd_path_text(path, depth);
+    if (!key) return;
+    printf("%s", oc->first ? "" : ",");
+    oc->first = false;
+    json_str(key);
+    putchar(':');
+    if (leaf->origin.file) {
+        char *where_at = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&where_at, &len);
+        if (f) {
+            fprintf(f, "%s:%" PRIu32, leaf->origin.file, leaf->origin.line);
+            fclose(f);
+            json_str(where_at);
+            free(where_at);
+        }
+    } else {
+        json_str("default");
+    }
+    free(key);
+}
+
 static void write_json(const cd_prediction *p, const observed *o, const char *observed_path,
                        const char *version_source)
 {
@@ -231,7 +262,10 @@ static void write_json(const cd_prediction *p, const observed *o, const char *ob
         cd_write_json(p->config, stdout);
     else
         fputs("null", stdout);
-    printf(",\"runtimes\":");
+    printf(",\"origins\":{");
+    origins_ctx oc = {true};
+    if (p->config) cd_walk_leaves(p->config, json_origin, &oc);
+    printf("},\"runtimes\":");
     json_list(p->runtimes, p->nruntimes);
     printf(",\"default_runtime_name\":");
     const cd_node *drn = p->default_runtime_name;
@@ -294,6 +328,34 @@ static bool listed(const char *const *names, size_t n, const char *name)
     return false;
 }
 
+static void text_origin(const cd_node *leaf, const cd_node *const *path, size_t depth, void *ctx)
+{
+    (void)ctx;
+    char *key = cd_path_text(path, depth);
+    char value[256] = "";
+    FILE *f = fmemopen(value, sizeof value, "w");
+    if (f) {
+        toml_emit_value(leaf->value, f);
+        fclose(f);
+    }
+    value[sizeof value - 1] = '\0';
+    char buf[512];
+    printf("  %s = %s  (%s)\n", key ? key : "", value, where(&leaf->origin, buf, sizeof buf));
+    free(key);
+}
+
+/* The keys that decide what each runtime handler is, with their origin. */
+static void write_runtime_keys(const cd_prediction *p)
+{
+    const cd_node *rts =
+        cd_path(p->config, "plugins", p->cri_plugin, "containerd", "runtimes", NULL);
+    if (!rts) return;
+    printf(_("\nEffective runtimes (under plugins.\"%s\".containerd.runtimes), and where each "
+             "value comes from:\n"),
+           p->cri_plugin);
+    cd_walk_leaves(rts, text_origin, NULL);
+}
+
 static void write_text(const cd_prediction *p, const observed *o, const char *observed_path,
                        const char *version_source)
 {
@@ -347,6 +409,8 @@ static void write_text(const cd_prediction *p, const observed *o, const char *ob
         printf(_("  default_runtime_name = \"%s\" (%s)\n"),
                drn->value->type == TOML_STRING ? drn->value->u.s : "?",
                where(&drn->origin, buf, sizeof buf));
+
+    write_runtime_keys(p);
 
     printf(_("\nVerdicts:\n"));
     if (p->error)

@@ -468,6 +468,11 @@ static void merge_v1(cd_prediction *p, cd_node *defaults, cd_node *m)
         char *name = cd_path_text(one, 1);
         char *prefix = cd_printf(p->arena, "plugins.%s", name);
         free(name);
+        if (is_v3_cri_name(s->key, s->keylen) || short_names == full)
+            cd_note_add(p->arena, &p->lints, s->origin.file, s->origin.line, s->origin.col, prefix,
+                        "table-ignored",
+                        "containerd %s ignores the whole table %s (see the keys not loaded)",
+                        cd_family_name(p->family), prefix);
         if (is_v3_cri_name(s->key, s->keylen)) {
             lose(p, s, NULL, prefix, "unknown-plugin",
                  _("a containerd 2.x (version 3) plugin name: containerd 1.x has no such plugin "
