@@ -88,17 +88,30 @@ static void add_table(table_set *s, const char *path, size_t depth)
     s->depths[s->count++] = depth;
 }
 
-static void collect_tables(const cd_node *leaf, const cd_node *const *path, size_t depth, void *ctx)
+static void collect_tables(const cd_node *leaf, const cd_node *const *path, size_t depth,
+                           void *ctx)
 {
     (void)leaf;
     table_set *s = ctx;
-    /* Every table above the leaf (not the document itself) holds content. */
-    for (size_t d = 1; d < depth; d++) {
-        char *text = cd_path_text(path, d);
-        if (!text) return;
-        add_table(s, cd_strdup(s->arena, text), d);
-        free(text);
+    if (depth < 2) return;
+    /* Every table above the leaf (not the document itself) holds content:
+     * write the path once and cut it after each part. */
+    char *text = cd_path_text(path, depth - 1);
+    if (!text) return;
+    size_t d = 1;
+    bool in_quotes = false;
+    for (char *c = text;; c++) {
+        if (*c == '\\' && in_quotes && c[1]) {
+            c++;
+            continue;
+        }
+        if (*c == '"') in_quotes = !in_quotes;
+        if (*c == '\0' || (*c == '.' && !in_quotes)) {
+            add_table(s, gp_arena_strndup(s->arena, text, (size_t)(c - text)), d++);
+            if (*c == '\0') break;
+        }
     }
+    free(text);
 }
 
 static void find_conflict(cd_prediction *p)

@@ -170,20 +170,41 @@ static void walk(const cd_node *n, const cd_node **path, size_t depth, cd_leaf_f
 
 void cd_walk_leaves(const cd_node *n, cd_leaf_fn fn, void *ctx)
 {
-    const cd_node *path[MAX_WALK_DEPTH + 1] = {0};
+    /* On the heap: a zeroed 8 KiB array per walk was most of a merge's time. */
+    const cd_node **path = malloc((MAX_WALK_DEPTH + 1) * sizeof *path);
+    if (!path) return;
     walk(n, path, 0, fn, ctx);
+    free(path);
 }
 
-char *cd_path_text(const cd_node *const *path, size_t depth)
+static void write_path(const cd_node *const *path, size_t depth, FILE *f)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return NULL;
     for (size_t i = 0; i < depth; i++) {
         if (i) fputc('.', f);
         toml_emit_key(path[i]->key, path[i]->keylen, f);
     }
+}
+
+char *cd_path_text(const cd_node *const *path, size_t depth)
+{
+    /* Most paths fit a stack buffer; open_memstream zeroes 8 KiB per call,
+     * which dominated a 50-drop-in merge. */
+    char small[1024];
+    FILE *f = fmemopen(small, sizeof small, "w");
+    if (f) {
+        write_path(path, depth, f);
+        long n = ftell(f);
+        fclose(f);
+        if (n >= 0 && (size_t)n < sizeof small) {
+            small[n] = '\0';
+            return strdup(small);
+        }
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    write_path(path, depth, f);
     fclose(f);
     return buf;
 }
