@@ -16,6 +16,10 @@ enum {
 void cli_error(const char *fmt, ...) GP_PRINTF(1, 2);
 /* A library error, printed as it is located ("FILE:LINE:COL: message"). */
 void cli_report(const gp_error *err);
+/* "gpuop: WHAT; see 'gpuop CMD --help'" on stderr, WHAT formatted from an
+ * already translated fmt; returns EXIT_CANNOT_TELL, the exit code of every
+ * usage error. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 /* True for -h and --help. */
 int cli_is_help(const char *arg);
 

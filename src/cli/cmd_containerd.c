@@ -38,6 +38,5 @@ int cmd_containerd(int argc, char **argv)
     if (strcmp(sub, "merge") == 0) return cmd_containerd_merge(argc - 1, argv + 1);
     if (strcmp(sub, "check") == 0) return cmd_containerd_check(argc - 1, argv + 1);
     if (strcmp(sub, "script") == 0) return cmd_containerd_script(argc - 1, argv + 1);
-    cli_error(_("unknown containerd command '%s'; see 'gpuop containerd --help'"), sub);
-    return EXIT_CANNOT_TELL;
+    return cli_usage_error("containerd", _("unknown containerd command '%s'"), sub);
 }

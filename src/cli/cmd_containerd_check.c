@@ -62,12 +62,6 @@ static void check_usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *what)
-{
-    cli_error(_("%s; see 'gpuop containerd check --help'"), what);
-    return EXIT_CANNOT_TELL;
-}
-
 /* Returns EXIT_HOLDS when the options are usable; -1 for --help. */
 static int parse_args(int argc, char **argv, check_opts *o)
 {
@@ -81,14 +75,15 @@ static int parse_args(int argc, char **argv, check_opts *o)
             continue;
         }
         if (strcmp(a, "--source") == 0 || strcmp(a, "--address") == 0) {
-            if (i + 1 >= argc) return usage_error(_("an option needs a value"));
+            if (i + 1 >= argc)
+                return cli_usage_error("containerd check", _("an option needs a value"));
             value = argv[++i];
         } else if (strncmp(a, "--source=", 9) == 0 || strncmp(a, "--address=", 10) == 0) {
             value = strchr(a, '=') + 1;
         } else if (a[0] == '-') {
-            return usage_error(_("unknown option"));
+            return cli_usage_error("containerd check", _("unknown option"));
         } else if (o->handler) {
-            return usage_error(_("containerd check takes one handler"));
+            return cli_usage_error("containerd check", _("containerd check takes one handler"));
         } else {
             o->handler = a;
             continue;
@@ -100,7 +95,7 @@ static int parse_args(int argc, char **argv, check_opts *o)
         } else if (strcmp(value, "daemon") == 0) {
             o->source = SOURCE_DAEMON;
         } else {
-            return usage_error(_("--source takes dump or daemon"));
+            return cli_usage_error("containerd check", _("--source takes dump or daemon"));
         }
     }
     if (!o->handler) o->handler = "nvidia";
@@ -110,7 +105,7 @@ static int parse_args(int argc, char **argv, check_opts *o)
         return EXIT_CANNOT_TELL;
     }
     if (o->address && o->source != SOURCE_DAEMON)
-        return usage_error(_("--address goes with --source daemon"));
+        return cli_usage_error("containerd check", _("--address goes with --source daemon"));
     if (!o->address) o->address = CD_DEFAULT_ADDRESS;
     return EXIT_HOLDS;
 }

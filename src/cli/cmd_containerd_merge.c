@@ -40,7 +40,7 @@ static int parse_args(int argc, char **argv, merge_args *a)
                      strcmp(arg, "--containerd") == 0 || strcmp(arg, "--observed") == 0 ||
                      strcmp(arg, "-o") == 0;
         if (takes && !next) {
-            cli_error(_("%s needs a value; see 'gpuop containerd --help'"), arg);
+            cli_usage_error("containerd", _("%s needs a value"), arg);
             return -1;
         }
         if (strcmp(arg, "--config") == 0) {
@@ -64,7 +64,7 @@ static int parse_args(int argc, char **argv, merge_args *a)
                 return -1;
             }
         } else {
-            cli_error(_("unexpected argument '%s'; see 'gpuop containerd --help'"), arg);
+            cli_usage_error("containerd", _("unexpected argument '%s'"), arg);
             return -1;
         }
     }

@@ -105,10 +105,9 @@ int cmd_containerd_script(int argc, char **argv)
             return EXIT_HOLDS;
         }
         if (argv[i][0] == '-' || handler) {
-            cli_error(_("%s; see 'gpuop containerd script --help'"),
-                      argv[i][0] == '-' ? _("unknown option")
-                                        : _("containerd script takes one handler"));
-            return EXIT_CANNOT_TELL;
+            return cli_usage_error("containerd script", "%s",
+                                   argv[i][0] == '-' ? _("unknown option")
+                                                     : _("containerd script takes one handler"));
         }
         handler = argv[i];
     }

@@ -29,12 +29,6 @@ static void toml_usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *what)
-{
-    cli_error(_("%s; see 'gpuop toml --help'"), what);
-    return EXIT_CANNOT_TELL;
-}
-
 /* A file that cannot be read is 2 (cannot tell); one that is not TOML is 1. */
 static int load(const char *path, toml_doc **doc)
 {
@@ -62,9 +56,9 @@ static int toml_json(int argc, char **argv)
         if (strcmp(argv[i], "--tagged") == 0)
             style = TOML_JSON_TAGGED;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return usage_error(_("unknown option"));
+            return cli_usage_error("toml", _("unknown option"));
         else if (path)
-            return usage_error(_("toml json takes one file"));
+            return cli_usage_error("toml", _("toml json takes one file"));
         else
             path = argv[i];
     }
@@ -82,7 +76,7 @@ static int toml_json(int argc, char **argv)
 
 static int toml_check(int argc, char **argv)
 {
-    if (argc < 2) return usage_error(_("toml check needs at least one file"));
+    if (argc < 2) return cli_usage_error("toml", _("toml check needs at least one file"));
     int worst = EXIT_HOLDS;
     for (int i = 1; i < argc; i++) {
         toml_doc *doc;
@@ -103,11 +97,11 @@ static int toml_get(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0)
             json = true;
         else if (nargs == 2)
-            return usage_error(_("toml get takes a file and a key"));
+            return cli_usage_error("toml", _("toml get takes a file and a key"));
         else
             args[nargs++] = argv[i];
     }
-    if (nargs != 2) return usage_error(_("toml get takes a file and a key"));
+    if (nargs != 2) return cli_usage_error("toml", _("toml get takes a file and a key"));
     char **parts;
     size_t *lens;
     gp_error err = {0};
@@ -215,7 +209,7 @@ static void list_table(const toml_table *t, const char *path, size_t path_len)
 
 static int toml_keys(int argc, char **argv)
 {
-    if (argc != 2) return usage_error(_("toml keys takes one file"));
+    if (argc != 2) return cli_usage_error("toml", _("toml keys takes one file"));
     toml_doc *doc;
     int rc = load(argv[1], &doc);
     if (rc != EXIT_HOLDS) return rc;
@@ -240,6 +234,5 @@ int cmd_toml(int argc, char **argv)
     if (strcmp(sub, "check") == 0) return toml_check(argc - 1, argv + 1);
     if (strcmp(sub, "get") == 0) return toml_get(argc - 1, argv + 1);
     if (strcmp(sub, "keys") == 0) return toml_keys(argc - 1, argv + 1);
-    cli_error(_("unknown toml command '%s'; see 'gpuop toml --help'"), sub);
-    return EXIT_CANNOT_TELL;
+    return cli_usage_error("toml", _("unknown toml command '%s'"), sub);
 }

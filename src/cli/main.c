@@ -36,6 +36,17 @@ void cli_report(const gp_error *err)
     fprintf(stderr, "%s\n", err->text);
 }
 
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    cli_error(_("%s; see 'gpuop %s --help'"), what, cmd);
+    return EXIT_CANNOT_TELL;
+}
+
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
