@@ -88,8 +88,7 @@ static void add_table(table_set *s, const char *path, size_t depth)
     s->depths[s->count++] = depth;
 }
 
-static void collect_tables(const cd_node *leaf, const cd_node *const *path, size_t depth,
-                           void *ctx)
+static void collect_tables(const cd_node *leaf, const cd_node *const *path, size_t depth, void *ctx)
 {
     (void)leaf;
     table_set *s = ctx;

@@ -1372,8 +1372,6 @@ static int parse_header(parser *ps)
     return 0;
 }
 
-
-
 static int parse_document(parser *ps)
 {
     if (ps->end - ps->p >= 3 && memcmp(ps->p, "\xEF\xBB\xBF", 3) == 0) {
