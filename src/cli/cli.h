@@ -24,6 +24,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 int cli_is_help(const char *arg);
 
 int cmd_toml(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 int cmd_containerd(int argc, char **argv);
 int cmd_containerd_merge(int argc, char **argv);
 int cmd_containerd_check(int argc, char **argv);

@@ -16,6 +16,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"cluster", N_("run the embedded Kubernetes API server that kubectl drives"), cmd_cluster},
     {"containerd", N_("predict and check what containerd loads from its config files"),
      cmd_containerd},
     {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cmd_toml},
