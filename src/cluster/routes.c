@@ -1,7 +1,10 @@
 #include "cluster/routes.h"
 
+#include "cluster/discovery.h"
+
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,18 +46,52 @@ static void version(gc_response *resp)
     set_json(resp, 200, v);
 }
 
-void gc_route(const char *method, const char *path, gc_response *resp)
+/* kubectl asks for the aggregated form first; plain JSON means legacy. */
+static bool wants_aggregated(const gc_request *req)
+{
+    return req->accept && strstr(req->accept, "as=APIGroupDiscoveryList") &&
+           strstr(req->accept, "v=v2;");
+}
+
+static bool discovery(const gc_request *req, gc_response *resp)
+{
+    const char *p = req->path;
+    if (strcmp(p, "/api") == 0 || strcmp(p, "/apis") == 0) {
+        bool core = p[4] == '\0';
+        if (wants_aggregated(req)) {
+            set_json(resp, 200, gc_discovery_aggregated(core));
+            resp->content_type = GC_AGGREGATED_DISCOVERY_TYPE;
+        } else {
+            set_json(resp, 200,
+                     core ? gc_discovery_api_versions(req->host ? req->host : "127.0.0.1")
+                          : gc_discovery_group_list());
+        }
+        return true;
+    }
+    char group[64], version[16], extra;
+    json_t *list = NULL;
+    if (sscanf(p, "/api/%15[^/]%c", version, &extra) == 1)
+        list = gc_discovery_resource_list("", version);
+    else if (sscanf(p, "/apis/%63[^/]/%15[^/]%c", group, version, &extra) == 2)
+        list = gc_discovery_resource_list(group, version);
+    if (!list) return false;
+    set_json(resp, 200, list);
+    return true;
+}
+
+void gc_route(const gc_request *req, gc_response *resp)
 {
     memset(resp, 0, sizeof *resp);
-    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    if (get && strcmp(path, "/version") == 0) {
+    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    if (get && strcmp(req->path, "/version") == 0) {
         version(resp);
         return;
     }
-    if (get && (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
-                strcmp(path, "/livez") == 0)) {
+    if (get && (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/readyz") == 0 ||
+                strcmp(req->path, "/livez") == 0)) {
         set_text(resp, 200, "ok");
         return;
     }
+    if (get && discovery(req, resp)) return;
     gc_status(resp, 404, "NotFound", "the server could not find the requested resource");
 }

@@ -12,8 +12,14 @@ typedef struct gc_response {
     size_t len;
 } gc_response;
 
-/* Fills resp for METHOD PATH (the query string already removed). */
-void gc_route(const char *method, const char *path, gc_response *resp);
+typedef struct gc_request {
+    const char *method;
+    const char *path;   /* without the query string */
+    const char *accept; /* the Accept header, or NULL */
+    const char *host;   /* the Host header, or NULL */
+} gc_request;
+
+void gc_route(const gc_request *req, gc_response *resp);
 
 /* A Kubernetes Status object for an error: kind Status, status Failure. */
 void gc_status(gc_response *resp, unsigned code, const char *reason, const char *message);

@@ -66,8 +66,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     gc_response r;
     if (!authorized(c, s))
         gc_status(&r, 401, "Unauthorized", "Unauthorized");
-    else
-        gc_route(method, url, &r);
+    else {
+        gc_request req = {method, url, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"),
+                          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host")};
+        gc_route(&req, &r);
+    }
     return respond(c, &r);
 }
 

@@ -121,3 +121,17 @@ PY
     server_pid=
     [ "$status" -eq 0 ]
 }
+
+@test "kubectl discovers the lab's resources: api-resources and api-versions" {
+    start_server
+    run k api-versions
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf 'apps/v1\ncoordination.k8s.io/v1\nevents.k8s.io/v1\nnode.k8s.io/v1\nv1')" ]
+    run k api-resources --no-headers
+    [ "$status" -eq 0 ]
+    row() { printf '%s\n' "$output" | awk -v n="$1" -v g="$2" '$1 == n && $0 ~ g'; }
+    [ "$(row daemonsets apps/v1 | awk '{print $2, $4, $5}')" = "ds true DaemonSet" ]
+    [ "$(row runtimeclasses node.k8s.io | awk '{print $3, $4}')" = "false RuntimeClass" ]
+    [ "$(row pods ' v1 ' | awk '{print $2, $4}')" = "po true" ]
+    [ "$(row namespaces ' v1 ' | awk '{print $2, $4}')" = "ns false" ]
+}

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ static void test_version_is_kubernetes_1_32(void **state)
 {
     (void)state;
     gc_response r;
-    gc_route("GET", "/version", &r);
+    gc_route(&(gc_request){"GET", "/version", NULL, NULL}, &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.content_type, "application/json");
     json_t *v = body_json(&r);
@@ -40,7 +41,7 @@ static void test_health_endpoints(void **state)
     const char *paths[] = {"/healthz", "/readyz", "/livez"};
     for (size_t i = 0; i < 3; i++) {
         gc_response r;
-        gc_route("GET", paths[i], &r);
+        gc_route(&(gc_request){"GET", paths[i], NULL, NULL}, &r);
         assert_int_equal(r.status, 200);
         assert_int_equal(r.len, 2);
         assert_memory_equal(r.body, "ok", 2);
@@ -55,7 +56,7 @@ static void test_unknown_paths_and_methods_are_status_not_found(void **state)
     const char *cases[][2] = {{"GET", "/nope"}, {"DELETE", "/version"}, {"GET", "/versions"}};
     for (size_t i = 0; i < 3; i++) {
         gc_response r;
-        gc_route(cases[i][0], cases[i][1], &r);
+        gc_route(&(gc_request){cases[i][0], cases[i][1], NULL, NULL}, &r);
         assert_int_equal(r.status, 404);
         json_t *s = body_json(&r);
         assert_string_equal(json_string_value(json_object_get(s, "kind")), "Status");
@@ -71,12 +72,97 @@ static void test_unknown_paths_and_methods_are_status_not_found(void **state)
     }
 }
 
+static json_t *get_json(const char *path, const char *accept, const char **content_type)
+{
+    gc_response r;
+    gc_route(&(gc_request){"GET", path, accept, "127.0.0.1:6443"}, &r);
+    assert_int_equal(r.status, 200);
+    if (content_type) *content_type = r.content_type;
+    json_t *j = body_json(&r);
+    free(r.body);
+    return j;
+}
+
+static const char kubectl_accept[] =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;"
+    "g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+
+/* The answer to what kubectl 1.32 sends first: two documents for everything. */
+static void test_aggregated_discovery(void **state)
+{
+    (void)state;
+    const char *type;
+    json_t *core = get_json("/api", kubectl_accept, &type);
+    assert_string_equal(type,
+                        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+    assert_string_equal(json_string_value(json_object_get(core, "kind")), "APIGroupDiscoveryList");
+    json_t *resources = json_object_get(
+        json_array_get(
+            json_object_get(json_array_get(json_object_get(core, "items"), 0), "versions"), 0),
+        "resources");
+    bool found_pods = false;
+    size_t i;
+    json_t *r;
+    json_array_foreach(resources, i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "resource")), "pods") != 0) continue;
+        found_pods = true;
+        assert_string_equal(json_string_value(json_object_get(r, "scope")), "Namespaced");
+        assert_string_equal(json_string_value(json_array_get(json_object_get(r, "shortNames"), 0)),
+                            "po");
+        assert_int_equal(json_array_size(json_object_get(r, "subresources")), 2);
+    }
+    assert_true(found_pods);
+    json_decref(core);
+    json_t *groups = get_json("/apis", kubectl_accept, NULL);
+    assert_int_equal(json_array_size(json_object_get(groups, "items")), 4);
+    json_decref(groups);
+}
+
+/* Plain JSON asks for the legacy documents, one per group version. */
+static void test_legacy_discovery(void **state)
+{
+    (void)state;
+    const char *type;
+    json_t *versions = get_json("/api", "application/json", &type);
+    assert_string_equal(type, "application/json");
+    assert_string_equal(json_string_value(json_object_get(versions, "kind")), "APIVersions");
+    json_decref(versions);
+    json_t *groups = get_json("/apis", "application/json, */*", NULL);
+    assert_string_equal(json_string_value(json_object_get(groups, "kind")), "APIGroupList");
+    assert_int_equal(json_array_size(json_object_get(groups, "groups")), 4);
+    json_decref(groups);
+    json_t *v1 = get_json("/api/v1", NULL, NULL);
+    assert_string_equal(json_string_value(json_object_get(v1, "groupVersion")), "v1");
+    bool binding = false;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(v1, "resources"), i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "name")), "pods/binding") != 0) continue;
+        binding = true;
+        assert_string_equal(json_string_value(json_object_get(r, "kind")), "Binding");
+        assert_int_equal(json_array_size(json_object_get(r, "verbs")), 1);
+    }
+    assert_true(binding);
+    json_decref(v1);
+    json_t *apps = get_json("/apis/apps/v1", NULL, NULL);
+    assert_string_equal(json_string_value(json_object_get(apps, "groupVersion")), "apps/v1");
+    json_decref(apps);
+    gc_response resp;
+    gc_route(&(gc_request){"GET", "/apis/batch/v1", NULL, NULL}, &resp);
+    assert_int_equal(resp.status, 404);
+    free(resp.body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_is_kubernetes_1_32),
         cmocka_unit_test(test_health_endpoints),
         cmocka_unit_test(test_unknown_paths_and_methods_are_status_not_found),
+        cmocka_unit_test(test_aggregated_discovery),
+        cmocka_unit_test(test_legacy_discovery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
