@@ -24,16 +24,10 @@
 # failed on a set, 2 on setup errors.
 set -euo pipefail
 
-die() {
-    echo "containerd-bench: $*" >&2
-    exit 2
-}
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ $# -le 1 ] || die "usage: bench/containerd_bench.sh [BUILD_DIR]"
-build_arg=${1:-build}
-[ -d "$build_arg" ] || die "build directory '$build_arg' not found; run 'make build' first"
-build=$(cd "$build_arg" && pwd)
+BENCH_NAME="containerd-bench"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_setup "$@"
 gpuop=$build/gpuop
 [ -x "$gpuop" ] || die "$gpuop not found; build the project first ('make build')"
 python=${PYTHON:-python3}

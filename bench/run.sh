@@ -19,16 +19,10 @@
 set -euo pipefail
 export LC_NUMERIC=C # report.py parses the decimal numbers of bash's `times`
 
-die() {
-    echo "bench: $*" >&2
-    exit 2
-}
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ $# -le 1 ] || die "usage: bench/run.sh [BUILD_DIR]"
-build_arg=${1:-build}
-[ -d "$build_arg" ] || die "build directory '$build_arg' not found; run 'make build' first"
-build=$(cd "$build_arg" && pwd)
+BENCH_NAME=bench
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_setup "$@"
 
 if [ -n "${TOML_TEST_DIR:-}" ]; then
     gen=$TOML_TEST_DIR/gen_bench.py

@@ -12,6 +12,9 @@ enum {
     EXIT_CANNOT_TELL = 2,   /* usage error, unreadable input, unreachable server */
 };
 
+/* setlocale and the gettext catalogues: $GPUOP_LOCALEDIR, else locale/
+ * beside an uninstalled binary, else the installed ones. */
+void cli_setup_messages(void);
 /* "gpuop: message" on stderr. */
 void cli_error(const char *fmt, ...) GP_PRINTF(1, 2);
 /* A library error, printed as it is located ("FILE:LINE:COL: message"). */

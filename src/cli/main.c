@@ -22,37 +22,6 @@ static const command commands[] = {
     {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cmd_toml},
 };
 
-void cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gpuop: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-void cli_report(const gp_error *err)
-{
-    fprintf(stderr, "%s\n", err->text);
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    cli_error(_("%s; see 'gpuop %s --help'"), what, cmd);
-    return EXIT_CANNOT_TELL;
-}
-
-int cli_is_help(const char *arg)
-{
-    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
 static void usage(FILE *out)
 {
     fprintf(out, _("Usage: gpuop COMMAND [ARGS...]\n"
@@ -73,32 +42,6 @@ static void usage(FILE *out)
                    "2 cannot tell (usage error, unreadable input, unreachable server).\n"));
 }
 
-/* Catalogues: $GPUOP_LOCALEDIR, else build/locale next to an uninstalled
- * binary, else the installed ones. */
-static void setup_messages(void)
-{
-    setlocale(LC_ALL, "");
-    /* Numbers in output are read by programs: always a '.' decimal point. */
-    setlocale(LC_NUMERIC, "C");
-    const char *dir = getenv("GPUOP_LOCALEDIR");
-    static char beside[4096];
-    if (!dir) {
-        ssize_t n = readlink("/proc/self/exe", beside, sizeof beside - 16);
-        if (n > 0) {
-            beside[n] = '\0';
-            char *slash = strrchr(beside, '/');
-            struct stat st;
-            if (slash) {
-                strcpy(slash + 1, "locale");
-                if (stat(beside, &st) == 0 && S_ISDIR(st.st_mode)) dir = beside;
-            }
-        }
-    }
-    bindtextdomain("gpuop", dir ? dir : GPUOP_LOCALEDIR);
-    bind_textdomain_codeset("gpuop", "UTF-8");
-    textdomain("gpuop");
-}
-
 /* The program's own name, without its directory. */
 static const char *program_name(const char *argv0)
 {
@@ -108,7 +51,7 @@ static const char *program_name(const char *argv0)
 
 int main(int argc, char **argv)
 {
-    setup_messages();
+    cli_setup_messages();
     if (argc > 0 && strcmp(program_name(argv[0]), "containerd") == 0)
         return standin_containerd_main(argc, argv);
     if (argc < 2) {

@@ -36,7 +36,7 @@ static size_t table_names(gp_arena *a, const cd_node *const *tables, size_t ntab
 /* Runtimes a file defines under any of the three CRI table names. */
 static void file_runtimes(cd_prediction *p, cd_file *f)
 {
-    cd_node *t = cd_from_toml(p->arena, toml_root(f->doc), "", 0, f->path);
+    const cd_node *t = f->tree;
     const cd_node *tables[3] = {
         cd_path(t, "plugins", "cri", "containerd", "runtimes", NULL),
         cd_path(t, "plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes", NULL),
@@ -119,8 +119,7 @@ static void find_conflict(cd_prediction *p)
     if (!sets) return;
     for (size_t i = 0; i < p->nfiles; i++) {
         sets[i].arena = p->arena;
-        cd_node *t = cd_from_toml(p->arena, toml_root(p->files[i].doc), "", 0, p->files[i].path);
-        if (t) cd_walk_leaves(t, collect_tables, &sets[i]);
+        cd_walk_leaves(p->files[i].tree, collect_tables, &sets[i]);
     }
     size_t best = 0;
     for (size_t i = 0; i < p->nfiles; i++)
@@ -168,7 +167,7 @@ static void lint_files(cd_prediction *p)
     int64_t main_version = p->nfiles ? p->files[0].version : 0;
     for (size_t i = 0; i < p->nfiles; i++) {
         cd_file *f = &p->files[i];
-        cd_node *t = cd_from_toml(p->arena, toml_root(f->doc), "", 0, f->path);
+        const cd_node *t = f->tree;
         const toml_entry *ve = toml_table_find(toml_root(f->doc), "version", 7);
         uint32_t vline = ve ? ve->line : 1, vcol = ve ? ve->col : 1;
         if (f->version >= 3 && has_v2_cri_keys(t))

@@ -50,6 +50,7 @@ typedef struct cd_file {
     const char *read_path; /* where it was read (under --root for absolute paths) */
     const char *imported_by;
     toml_doc *doc;
+    cd_node *tree;         /* the file as written, with its origins; never modified */
     int64_t version;       /* 0 when the file has no `version` */
     const char **runtimes; /* CRI runtime handlers the file defines, sorted */
     size_t nruntimes;

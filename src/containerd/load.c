@@ -279,7 +279,9 @@ static int add_file(cd_prediction *p, const char *path, const char *read_path, c
         if (!files) return -1;
         p->files = files;
     }
-    p->files[p->nfiles++] = (cd_file){path, read_path, by, doc, file_version(doc), NULL, 0};
+    cd_node *tree = cd_from_toml(p->arena, toml_root(doc), "", 0, path);
+    if (!tree) return -1;
+    p->files[p->nfiles++] = (cd_file){path, read_path, by, doc, tree, file_version(doc), NULL, 0};
     return 0;
 }
 

@@ -428,8 +428,7 @@ static void merge_v1(cd_prediction *p, cd_node *defaults, cd_node *m)
     int64_t version = 0;
     for (size_t i = 0; i < p->nfiles; i++) {
         cd_file *f = &p->files[i];
-        cd_node *t = cd_from_toml(p->arena, toml_root(f->doc), "", 0, f->path);
-        if (!t) continue;
+        const cd_node *t = f->tree;
         if (f->version) version = f->version;
         merge_top_level(p, m, t);
         cd_node *fp = cd_child(t, "plugins");
@@ -633,10 +632,13 @@ static void merge_v2(cd_prediction *p, cd_node *defaults, cd_node *m)
     int64_t version = 3;
     for (size_t i = 0; i < p->nfiles; i++) {
         cd_file *f = &p->files[i];
-        cd_node *t = cd_from_toml(p->arena, toml_root(f->doc), "", 0, f->path);
-        if (!t) continue;
+        const cd_node *t = f->tree;
         cd_node *fp = cd_child(t, "plugins");
-        if (f->version == 0 || f->version == 1) lift_v1_names(p, fp);
+        /* Lifting renames keys: work on a copy, the file's tree stays as written. */
+        if (fp && (f->version == 0 || f->version == 1)) {
+            fp = cd_clone(p->arena, fp);
+            lift_v1_names(p, fp);
+        }
         if (f->version >= 2) version = f->version;
         merge_top_level(p, m, t);
         if (fp && fp->is_table) cd_merge_deep(p->arena, plugins, fp);

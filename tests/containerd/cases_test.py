@@ -473,16 +473,14 @@ def main(argv):
                         passed += 1
                         continue
                     failed += 1
-                    by_check = {}
-                    for check, msg in failures:
-                        by_check.setdefault(check, []).append(msg)
                     pair_dir = os.path.join(work, f"{case}{variant}.{version}")
-                    for check, msgs in by_check.items():
-                        text = "; ".join(msgs)
+
+                    def rewrite(text, pair_dir=pair_dir, variant=variant):
                         if variant == "__root":
                             text = text.replace(pair_dir + ROOT_DIR, "<dir>").replace(ROOT_DIR, "<dir>")
-                        text = text.replace(pair_dir, "<dir>")
-                        print(f"FAIL {case}{variant} {version} {check}: {text}")
+                        return text.replace(pair_dir, "<dir>")
+
+                    C.print_failures(f"{case}{variant} {version}", failures, rewrite)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for line in info:

@@ -370,3 +370,13 @@ def expand_path(spec, version):
     if parts[0] == "CRI":
         return cri_runtime_path(version) + parts[1:]
     return parts
+
+
+def print_failures(label, failures, rewrite):
+    """One FAIL line per check: `label` names the pair or case, `rewrite`
+    turns machine paths in a message into <dir>."""
+    by_check = {}
+    for check, msg in failures:
+        by_check.setdefault(check, []).append(rewrite(msg))
+    for check, msgs in by_check.items():
+        print(f"FAIL {label} {check}: {'; '.join(msgs)}")

@@ -448,11 +448,7 @@ def main(argv):
                 passed += 1
                 continue
             failed += 1
-            by_check = {}
-            for check, msg in failures:
-                by_check.setdefault(check, []).append(msg.replace(d, "<dir>"))
-            for check, msgs in by_check.items():
-                print(f"FAIL seed={seed} case={i} {check}: {'; '.join(msgs)}")
+            C.print_failures(f"seed={seed} case={i}", failures, lambda m, d=d: m.replace(d, "<dir>"))
             for rel, text in files.items():
                 print(f"  --- case {i}: <dir>/{rel}")
                 for line in text.replace(d, "<dir>").splitlines():
