@@ -177,36 +177,30 @@ void cd_walk_leaves(const cd_node *n, cd_leaf_fn fn, void *ctx)
     free(path);
 }
 
-static void write_path(const cd_node *const *path, size_t depth, FILE *f)
+/* Writes the dotted path into out (snprintf-style); returns its length. */
+static size_t format_path(const cd_node *const *path, size_t depth, char *out, size_t cap)
 {
+    size_t n = 0;
     for (size_t i = 0; i < depth; i++) {
-        if (i) fputc('.', f);
-        toml_emit_key(path[i]->key, path[i]->keylen, f);
+        if (i) {
+            if (n + 1 < cap) out[n] = '.';
+            n++;
+        }
+        n += toml_format_key(path[i]->key, path[i]->keylen, n < cap ? out + n : NULL,
+                             n < cap ? cap - n : 0);
     }
+    if (cap) out[n < cap ? n : cap - 1] = '\0';
+    return n;
 }
 
 char *cd_path_text(const cd_node *const *path, size_t depth)
 {
-    /* Most paths fit a stack buffer; open_memstream zeroes 8 KiB per call,
-     * which dominated a 50-drop-in merge. */
-    char small[1024];
-    FILE *f = fmemopen(small, sizeof small, "w");
-    if (f) {
-        write_path(path, depth, f);
-        long n = ftell(f);
-        fclose(f);
-        if (n >= 0 && (size_t)n < sizeof small) {
-            small[n] = '\0';
-            return strdup(small);
-        }
-    }
-    char *buf = NULL;
-    size_t len = 0;
-    f = open_memstream(&buf, &len);
-    if (!f) return NULL;
-    write_path(path, depth, f);
-    fclose(f);
-    return buf;
+    char small[512];
+    size_t n = format_path(path, depth, small, sizeof small);
+    if (n < sizeof small) return strdup(small);
+    char *big = malloc(n + 1);
+    if (big) format_path(path, depth, big, n + 1);
+    return big;
 }
 
 void cd_write_json(const cd_node *n, FILE *out)

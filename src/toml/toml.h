@@ -144,6 +144,9 @@ int toml_emit(const toml_table *t, FILE *out);
 /* Writes a key as TOML: bare when it can be, else a quoted basic string. */
 int toml_emit_key(const char *key, size_t len, FILE *out);
 bool toml_key_is_bare(const char *key, size_t len);
+/* The same into a buffer, snprintf-style: returns the full length, writes at
+ * most cap - 1 bytes and a NUL. */
+size_t toml_format_key(const char *key, size_t len, char *out, size_t cap);
 
 /* Writes one value in TOML syntax (a string quoted and escaped, a float in the
  * shortest form that reads back the same double, a date-time in RFC 3339 with

@@ -248,6 +248,38 @@ static int write_basic_string(FILE *out, const char *s, size_t len)
     return put(out, "\"", 1);
 }
 
+/* Appends c to out when there is room; counts it either way. */
+static void add_char(char *out, size_t cap, size_t *n, char c)
+{
+    if (*n + 1 < cap) out[*n] = c;
+    (*n)++;
+}
+
+size_t toml_format_key(const char *key, size_t len, char *out, size_t cap)
+{
+    size_t n = 0;
+    bool bare = toml_key_is_bare(key, len);
+    if (!bare) add_char(out, cap, &n, '"');
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)key[i];
+        const char *esc = bare ? NULL : short_escape(c);
+        char u[8];
+        if (!bare && !esc && (c < 0x20 || c == 0x7f)) {
+            snprintf(u, sizeof u, "\\u%04X", (unsigned)c);
+            esc = u;
+        }
+        if (!esc) {
+            add_char(out, cap, &n, (char)c);
+            continue;
+        }
+        for (; *esc; esc++)
+            add_char(out, cap, &n, *esc);
+    }
+    if (!bare) add_char(out, cap, &n, '"');
+    if (cap) out[n < cap ? n : cap - 1] = '\0';
+    return n;
+}
+
 int toml_emit_key(const char *key, size_t len, FILE *out)
 {
     if (toml_key_is_bare(key, len)) return put(out, key, len);

@@ -558,6 +558,42 @@ static void test_equality_edge_cases(void **state)
     assert_false(docs_equal("t = 1979-05-27", "t = 1979-05-28"));
 }
 
+/* toml_format_key writes exactly what toml_emit_key writes, and reports
+ * the full length when the buffer is short. */
+static void test_format_key_matches_emit_key(void **state)
+{
+    (void)state;
+    char long_key[600];
+    memset(long_key, 'k', sizeof long_key);
+    const struct {
+        const char *key;
+        size_t len;
+    } keys[] = {{"a", 1},
+                {"io.containerd.grpc.v1.cri", 25},
+                {"", 0},
+                {"tab\there", 8},
+                {"\x01\x7f\"\\", 4},
+                {"\xc3\xa9", 2},
+                {long_key, sizeof long_key}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char *emitted = NULL;
+        size_t emitted_len = 0;
+        FILE *f = open_memstream(&emitted, &emitted_len);
+        assert_non_null(f);
+        assert_int_equal(toml_emit_key(keys[i].key, keys[i].len, f), 0);
+        fclose(f);
+        char buf[1024];
+        size_t n = toml_format_key(keys[i].key, keys[i].len, buf, sizeof buf);
+        assert_int_equal(n, emitted_len);
+        assert_string_equal(buf, emitted);
+        char tiny[4];
+        assert_int_equal(toml_format_key(keys[i].key, keys[i].len, tiny, sizeof tiny), emitted_len);
+        assert_true(strlen(tiny) <= 3);
+        assert_memory_equal(tiny, emitted, strlen(tiny));
+        free(emitted);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_datetime_forms),
         cmocka_unit_test(test_datetime_fraction_round_trip),
         cmocka_unit_test(test_equality_edge_cases),
+        cmocka_unit_test(test_format_key_matches_emit_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
