@@ -10,7 +10,8 @@
 #                         timed parses, CLOCK_MONOTONIC, median and min
 #   HARNESS --peak FILE   a fresh process that reads and parses once: ru_maxrss
 # and prints the table (bench/report.py) on stdout; the same numbers go to
-# BUILD/bench/toml.json. Progress goes to stderr.
+# BUILD/bench/toml.json. Progress goes to stderr. Then it runs
+# bench/containerd_bench.sh and bench/apiserver_bench.sh.
 #
 # Environment: BENCH_RUNS (timed parses per file), TOML_TEST_DIR (default:
 # ../shared/toml-test next to the project), CC, CXX, PYTHON.
@@ -139,4 +140,5 @@ status=0
 "$python" "$root/bench/report.py" "$results" "$out/toml.json" || status=$?
 echo "bench: results in $out/toml.json" >&2
 "$root/bench/containerd_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
+"$root/bench/apiserver_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 exit "$status"

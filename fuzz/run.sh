@@ -13,8 +13,9 @@
 #                invalid/ .toml is a seed, and so is every
 #                examples/incident/**/*.toml and fuzz/seeds/*.toml
 #
-# Every target links src/util, src/toml, src/containerd and src/kube and
-# jansson, so a new fuzz/NAME_fuzz.c needs no change here. Its seeds are the
+# Every target links src/util, src/toml, src/containerd, src/kube and
+# src/cluster (but its HTTP and TLS files) with jansson, SQLite and
+# libyaml, so a new fuzz/NAME_fuzz.c needs no change here. Its seeds are the
 # files in fuzz/seeds-NAME/ and its token dictionary fuzz/NAME.dict, when they
 # exist. Prints one summary line per target. Exits 1 when any target found a
 # crash, a leak, a timeout or an out-of-memory, printing the reproducer and
@@ -54,6 +55,11 @@ for src in fuzz/*_fuzz.c; do
     targets+=("${name%_fuzz.c}")
 done
 library=(src/util/*.c src/toml/*.c src/containerd/*.c src/kube/*.c)
+# The API server without its network side (server.c, tls.c): requests are
+# handed to it in memory.
+for f in src/cluster/*.c; do
+    case $f in src/cluster/server.c | src/cluster/tls.c) ;; *) library+=("$f") ;; esac
+done
 shopt -u nullglob
 [ ${#targets[@]} -gt 0 ] || {
     echo "fuzz/run.sh: no fuzz/*_fuzz.c target" >&2
@@ -78,7 +84,7 @@ for name in "${targets[@]}"; do
     echo "fuzz/run.sh: building $binary with $cc"
     if ! "$cc" -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -Wall -Wextra -Isrc "fuzz/${name}_fuzz.c" "${library[@]}" -o "$binary" -ljansson -lm; then
+        -Wall -Wextra -Isrc "fuzz/${name}_fuzz.c" "${library[@]}" -o "$binary" -ljansson -lsqlite3 -lyaml -lpthread -lm; then
         echo "fuzz/run.sh: build of fuzz/${name}_fuzz.c failed" >&2
         exit 2
     fi

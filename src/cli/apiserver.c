@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cluster/kubeconfig.h"
 #include "cluster/server.h"
+#include "cluster/store.h"
 #include "cluster/tls.h"
 #include "util/file.h"
 #include "util/random.h"
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 {
     cli_setup_messages();
     const char *data = NULL, *address = "127.0.0.1";
-    long port = 0;
+    long port = 0, history = 0;
     char default_data[PATH_MAX];
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -82,6 +83,11 @@ int main(int argc, char **argv)
             port = strtol(argv[++i], &end, 10);
             if (*end || port < 0 || port > 65535)
                 return cli_usage_error("cluster", _("--port takes 0 to 65535"));
+        } else if (strcmp(argv[i], "--watch-history") == 0 && next) {
+            char *end;
+            history = strtol(argv[++i], &end, 10);
+            if (*end || history < 1 || history > 10000000)
+                return cli_usage_error("cluster", _("--watch-history takes 1 to 10000000"));
         } else {
             return cli_usage_error("cluster", _("unexpected argument '%s'"), argv[i]);
         }
@@ -106,10 +112,20 @@ int main(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    gc_server_options opt = {address, (uint16_t)port, token, tls.cert_pem, tls.key_pem};
+    char store_path[PATH_MAX + 16];
+    snprintf(store_path, sizeof store_path, "%s/store.db", data);
+    gc_api api = {gc_store_open(store_path, (size_t)history, &err)};
+    if (!api.store || gc_api_bootstrap(&api, &err) != 0) {
+        cli_report(&err);
+        gc_store_close(api.store);
+        gc_tls_free(&tls);
+        return EXIT_CANNOT_TELL;
+    }
+    gc_server_options opt = {address, (uint16_t)port, token, tls.cert_pem, tls.key_pem, &api};
     gc_server *s = gc_server_start(&opt, &err);
     if (!s) {
         cli_report(&err);
+        gc_store_close(api.store);
         gc_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
@@ -119,6 +135,7 @@ int main(int argc, char **argv)
     if (gc_kubeconfig_write(kubeconfig, "gpuop", url, tls.cert_base64, token, &err) != 0) {
         cli_report(&err);
         gc_server_stop(s);
+        gc_store_close(api.store);
         gc_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
@@ -126,6 +143,7 @@ int main(int argc, char **argv)
     int sig;
     sigwait(&stop, &sig);
     gc_server_stop(s);
+    gc_store_close(api.store);
     gc_tls_free(&tls);
     return EXIT_HOLDS;
 }

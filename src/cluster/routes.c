@@ -1,6 +1,8 @@
 #include "cluster/routes.h"
 
+#include "cluster/api.h"
 #include "cluster/discovery.h"
+#include "cluster/resources.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 
 static void set_json(gc_response *resp, unsigned status, json_t *body)
 {
+    memset(resp, 0, sizeof *resp);
     resp->status = status;
     resp->content_type = "application/json";
     resp->body = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -23,17 +26,33 @@ static void set_json(gc_response *resp, unsigned status, json_t *body)
 
 static void set_text(gc_response *resp, unsigned status, const char *text)
 {
+    memset(resp, 0, sizeof *resp);
     resp->status = status;
     resp->content_type = "text/plain; charset=utf-8";
     resp->body = strdup(text);
     resp->len = resp->body ? strlen(text) : 0;
 }
 
+/* A message as a JSON string; bytes that are not UTF-8 (from a request path,
+ * say) become '?', so an error answer can always be written. */
+static json_t *message_string(const char *message)
+{
+    json_t *m = json_string(message);
+    if (m) return m;
+    char *copy = strdup(message);
+    if (!copy) return NULL;
+    for (char *c = copy; *c; c++)
+        if ((unsigned char)*c >= 0x80) *c = '?';
+    m = json_string(copy);
+    free(copy);
+    return m;
+}
+
 void gc_status(gc_response *resp, unsigned code, const char *reason, const char *message)
 {
-    json_t *s = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
-                          "v1", "metadata", "status", "Failure", "message", message, "reason",
-                          reason, "code", (int)code);
+    json_t *s = json_pack("{s:s, s:s, s:{}, s:s, s:o*, s:s, s:i}", "kind", "Status", "apiVersion",
+                          "v1", "metadata", "status", "Failure", "message", message_string(message),
+                          "reason", reason, "code", (int)code);
     set_json(resp, code, s);
 }
 
@@ -79,7 +98,98 @@ static bool discovery(const gc_request *req, gc_response *resp)
     return true;
 }
 
-void gc_route(const gc_request *req, gc_response *resp)
+/* The OpenAPI v3 kubectl needs to validate on the server (section 2.4):
+ * the root lists every group version; each group version's document has,
+ * per kind, a PATCH operation that carries the kind and accepts
+ * fieldValidation. kubectl then sends fieldValidation=Strict and leaves
+ * validation to the server, which is where ours lives. */
+static void gv_path(const gc_resource *r, char *buf, size_t size)
+{
+    if (r->group[0])
+        snprintf(buf, size, "apis/%s/%s", r->group, r->version);
+    else
+        snprintf(buf, size, "api/%s", r->version);
+}
+
+static json_t *openapi_group_version(const char *want)
+{
+    size_t n;
+    const gc_resource *rs = gc_resources(&n);
+    json_t *paths = json_object();
+    for (size_t i = 0; i < n; i++) {
+        const gc_resource *r = &rs[i];
+        char gv[128], path[256];
+        gv_path(r, gv, sizeof gv);
+        if (strcmp(gv, want) != 0) continue;
+        snprintf(path, sizeof path, "/%s/%s%s/{name}", gv,
+                 r->namespaced ? "namespaces/{namespace}/" : "", r->resource);
+        json_t *op =
+            json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s, s:{s:s}}], s:{}}", "operationId",
+                      r->kind, "x-kubernetes-group-version-kind", "group", r->group, "version",
+                      r->version, "kind", r->kind, "parameters", "name", "fieldValidation", "in",
+                      "query", "schema", "type", "string", "responses");
+        json_object_set_new(paths, path, json_pack("{s:o}", "patch", op));
+    }
+    if (json_object_size(paths) == 0) {
+        json_decref(paths);
+        return NULL;
+    }
+    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:{}}}", "openapi", "3.0.0", "info", "title",
+                     "Kubernetes", "version", KUBE_GIT_VERSION, "paths", paths, "components",
+                     "schemas");
+}
+
+/* kubectl caches each document by its hash: the hash of its content. */
+static void content_hash(const json_t *doc, char out[17])
+{
+    char *text = json_dumps(doc, JSON_COMPACT);
+    unsigned long long h = 1469598103934665603ULL;
+    for (const char *p = text ? text : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    free(text);
+    snprintf(out, 17, "%016llX", h);
+}
+
+static json_t *openapi_root(void)
+{
+    size_t n;
+    const gc_resource *rs = gc_resources(&n);
+    json_t *paths = json_object();
+    for (size_t i = 0; i < n; i++) {
+        char gv[128], url[256], hash[17];
+        gv_path(&rs[i], gv, sizeof gv);
+        if (json_object_get(paths, gv)) continue;
+        json_t *doc = openapi_group_version(gv);
+        content_hash(doc, hash);
+        json_decref(doc);
+        snprintf(url, sizeof url, "/openapi/v3/%s?hash=%s", gv, hash);
+        json_object_set_new(paths, gv, json_pack("{s:s}", "serverRelativeURL", url));
+    }
+    return json_pack("{s:o}", "paths", paths);
+}
+
+static bool openapi(const gc_request *req, gc_response *resp)
+{
+    if (strcmp(req->path, "/openapi/v3") == 0) {
+        set_json(resp, 200, openapi_root());
+        return true;
+    }
+    if (strncmp(req->path, "/openapi/v3/", 12) != 0) return false;
+    json_t *doc = openapi_group_version(req->path + 12);
+    if (!doc) return false;
+    set_json(resp, 200, doc);
+    return true;
+}
+
+void gc_response_free(gc_response *resp)
+{
+    free(resp->body);
+    gc_blob_unref(resp->blob);
+    gc_watch_free(resp->watch);
+    memset(resp, 0, sizeof *resp);
+}
+
+void gc_route(gc_api *api, const gc_request *req, gc_response *resp)
 {
     memset(resp, 0, sizeof *resp);
     bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
@@ -93,5 +203,7 @@ void gc_route(const gc_request *req, gc_response *resp)
         return;
     }
     if (get && discovery(req, resp)) return;
+    if (get && openapi(req, resp)) return;
+    if (api && gc_api_handle(api, req, resp)) return;
     gc_status(resp, 404, "NotFound", "the server could not find the requested resource");
 }

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "cluster/routes.h"
 #include "util/error.h"
 
 typedef struct gc_server gc_server;
@@ -18,6 +19,7 @@ typedef struct gc_server_options {
     const char *token;    /* required on every request */
     const char *cert_pem; /* the server speaks HTTPS with these */
     const char *key_pem;
+    gc_api *api; /* the objects served; NULL serves only discovery */
 } gc_server_options;
 
 gc_server *gc_server_start(const gc_server_options *opt, gp_error *err);

@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "json_assert.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,40 +23,12 @@
 
 /* Parses JSON written with ' for " (no case needs a literal '). Duplicate
  * keys are refused so a typo in a table cannot hide a member. */
-static json_t *sq_load(const char *squoted)
-{
-    char *text = strdup(squoted);
-    assert_non_null(text);
-    for (char *c = text; *c; c++)
-        if (*c == '\'') *c = '"';
-    json_error_t jerr;
-    json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-    if (!v) print_error("bad test JSON: %s\n%s\n", jerr.text, text);
-    free(text);
-    assert_non_null(v);
-    return v;
-}
-
-static char *dump(const json_t *v)
-{
-    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-}
-
-static void assert_json_equal(const json_t *actual, const json_t *expected)
-{
-    if (json_equal(actual, expected)) return;
-    char *a = dump(actual), *e = dump(expected);
-    print_error("expected %s\n     got %s\n", e, a);
-    free(a);
-    free(e);
-    fail();
-}
 
 /* Exact text, so the order of object members is checked too. */
 static void assert_dumps_as(const json_t *v, const char *squoted)
 {
     json_t *expected = sq_load(squoted);
-    char *want = dump(expected), *got = dump(v);
+    char *want = json_test_dump(expected), *got = json_test_dump(v);
     if (strcmp(want, got) != 0) print_error("expected %s\n     got %s\n", want, got);
     assert_string_equal(got, want);
     free(want);
@@ -400,7 +374,7 @@ static void run_json_case(void **state)
         json_decref(expected);
     } else {
         if (result) {
-            char *text = dump(result);
+            char *text = json_test_dump(result);
             print_error("expected a failure, got %s\n", text);
             free(text);
         }

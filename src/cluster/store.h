@@ -1,0 +1,111 @@
+/* The API server's store: every object, one resourceVersion counter, and a
+ * bounded history of changes for watches. Durable in SQLite (WAL), so a
+ * write acknowledged to a client survives `cluster down` and kill -9.
+ *
+ * Objects are kept as their serialized JSON (a shared, reference-counted
+ * blob): GET, LIST and WATCH send those bytes as they are, without decoding
+ * and re-encoding unchanged objects. Beside each blob the store keeps a
+ * small "index" object (metadata name, namespace, labels and the fields a
+ * field selector may name), so selectors never parse the whole object.
+ *
+ * Locking: one mutex. Callers hold it (gc_store_lock) across a
+ * read-modify-write so that a PUT's resourceVersion check and its write are
+ * one step; watchers sleep on the store's condition variable. */
+#ifndef GPUOP_CLUSTER_STORE_H
+#define GPUOP_CLUSTER_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "cluster/resources.h"
+#include "util/error.h"
+
+/* Immutable JSON text shared by the store, watch history and responses. */
+typedef struct gc_blob gc_blob;
+struct gc_blob {
+    atomic_int refs;
+    size_t len;
+    char text[];
+};
+gc_blob *gc_blob_new(const char *text, size_t len);
+gc_blob *gc_blob_ref(gc_blob *b);
+void gc_blob_unref(gc_blob *b);
+
+typedef struct gc_object {
+    const gc_resource *resource;
+    char *key; /* "namespace/name", or "/name" for cluster-scoped objects */
+    uint64_t rv;
+    gc_blob *json;
+    json_t *index; /* {"metadata":{name,namespace,labels,uid}, selectable fields...} */
+} gc_object;
+
+typedef enum gc_event_type { GC_ADDED, GC_MODIFIED, GC_DELETED } gc_event_type;
+
+typedef struct gc_event {
+    uint64_t rv;
+    gc_event_type type;
+    const gc_resource *resource;
+    gc_blob *json;
+    json_t *index;     /* of the new state (of the last state for DELETED) */
+    json_t *old_index; /* of the state before, for MODIFIED; NULL otherwise */
+} gc_event;
+
+typedef struct gc_store gc_store;
+
+/* path NULL keeps everything in memory (tests). history: events kept for
+ * watches (0 picks the default). */
+gc_store *gc_store_open(const char *path, size_t history, gp_error *err);
+void gc_store_close(gc_store *s);
+
+void gc_store_lock(gc_store *s);
+void gc_store_unlock(gc_store *s);
+
+/* Everything below needs the lock. */
+
+uint64_t gc_store_rv(const gc_store *s);
+
+const gc_object *gc_store_get(gc_store *s, const gc_resource *r, const char *ns, const char *name);
+
+/* Writes obj as the new state of (r, ns, name): sets metadata.resourceVersion
+ * to the next counter value, persists it and records an ADDED or MODIFIED
+ * event. On success returns the stored object (owned by the store). */
+const gc_object *gc_store_put(gc_store *s, const gc_resource *r, const char *ns, const char *name,
+                              json_t *obj, gp_error *err);
+
+/* Removes the object. Its last state (obj, whose resourceVersion is set to
+ * the next value) goes into the DELETED event; the returned blob is that
+ * state, with a reference for the caller. */
+gc_blob *gc_store_delete(gc_store *s, const gc_resource *r, const char *ns, const char *name,
+                         json_t *obj, gp_error *err);
+
+/* The objects of r (in namespace ns, or all when ns is NULL), sorted by
+ * key, as kube-apiserver lists them. *out is malloc'd; the objects stay
+ * owned by the store and are valid while the lock is held. */
+size_t gc_store_list(gc_store *s, const gc_resource *r, const char *ns, const gc_object ***out);
+
+/* Watch history. gc_store_events_since finds the first event with rv > after;
+ * returns its position, or -1 when events after `after` are no longer kept
+ * (410 Expired). gc_store_event_at gives the event at a position, NULL when
+ * none has happened yet. */
+long long gc_store_events_since(gc_store *s, uint64_t after);
+const gc_event *gc_store_event_at(gc_store *s, long long pos);
+/* True when the event at pos has already left the history (a watcher that
+ * fell that far behind must start again: 410 Expired). */
+bool gc_store_event_gone(const gc_store *s, long long pos);
+/* The oldest rv a watch may start from. */
+uint64_t gc_store_oldest_rv(const gc_store *s);
+
+/* Sleeps until a new event, gc_store_shutdown or the deadline. Returns false
+ * once the store is shutting down. */
+bool gc_store_wait(gc_store *s, const struct timespec *deadline);
+/* Wakes every watcher for good (server stopping). */
+void gc_store_shutdown(gc_store *s);
+
+/* The field-selector fields of a resource, NULL-terminated. */
+const char *const *gc_store_selectable_fields(const gc_resource *r);
+
+#endif

@@ -1,0 +1,254 @@
+/* The API server's store: resourceVersions, listing order, watch history
+ * and durability across a reopen of the same SQLite file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cluster/store.h"
+
+static const gc_resource *configmaps(void)
+{
+    return gc_resource_find("", "v1", "configmaps");
+}
+
+static json_t *configmap(const char *ns, const char *name, const char *label)
+{
+    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                          "metadata", "name", name, "namespace", ns);
+    if (label)
+        json_object_set_new(json_object_get(o, "metadata"), "labels",
+                            json_pack("{s:s}", "tier", label));
+    return o;
+}
+
+static const gc_object *put(gc_store *s, const char *ns, const char *name, const char *label)
+{
+    gp_error err = {0};
+    json_t *o = configmap(ns, name, label);
+    const gc_object *stored = gc_store_put(s, configmaps(), ns, name, o, &err);
+    json_decref(o);
+    assert_non_null(stored);
+    return stored;
+}
+
+static void resource_versions_count_up_and_are_in_the_text(void **state)
+{
+    (void)state;
+    gp_error err = {0};
+    gc_store *s = gc_store_open(NULL, 0, &err);
+    assert_non_null(s);
+    gc_store_lock(s);
+    uint64_t start = gc_store_rv(s);
+    const gc_object *a = put(s, "lab", "a", NULL);
+    assert_int_equal(a->rv, start + 1);
+    assert_non_null(strstr(a->json->text, "\"resourceVersion\":\"1\""));
+    const gc_object *b = put(s, "lab", "a", "x");
+    assert_int_equal(b->rv, start + 2);
+    assert_int_equal(gc_store_rv(s), start + 2);
+    gc_store_unlock(s);
+    gc_store_close(s);
+}
+
+static void list_is_sorted_by_namespace_then_name(void **state)
+{
+    (void)state;
+    gp_error err = {0};
+    gc_store *s = gc_store_open(NULL, 0, &err);
+    gc_store_lock(s);
+    /* enough to make the hash table grow several times */
+    char name[32];
+    for (int i = 299; i >= 0; i--) {
+        snprintf(name, sizeof name, "cm-%03d", i);
+        put(s, i % 2 ? "b-ns" : "a-ns", name, NULL);
+    }
+    const gc_object **all;
+    size_t n = gc_store_list(s, configmaps(), NULL, &all);
+    assert_int_equal(n, 300);
+    for (size_t i = 1; i < n; i++)
+        assert_true(strcmp(all[i - 1]->key, all[i]->key) < 0);
+    assert_string_equal(all[0]->key, "a-ns/cm-000");
+    free(all);
+    n = gc_store_list(s, configmaps(), "b-ns", &all);
+    assert_int_equal(n, 150);
+    assert_string_equal(all[0]->key, "b-ns/cm-001");
+    free(all);
+    gc_store_unlock(s);
+    gc_store_close(s);
+}
+
+/* Namespaces whose names share a prefix must not leak into each other. */
+static void listing_one_namespace_takes_exactly_its_objects(void **state)
+{
+    (void)state;
+    gp_error err = {0};
+    gc_store *s = gc_store_open(NULL, 0, &err);
+    gc_store_lock(s);
+    const char *spaces[] = {"lab", "lab-x", "lab.y", "lab2", "la", "lab0"};
+    for (size_t i = 0; i < 6; i++) {
+        put(s, spaces[i], "one", NULL);
+        put(s, spaces[i], "two", NULL);
+    }
+    const gc_object **v;
+    size_t n = gc_store_list(s, configmaps(), "lab", &v);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0]->key, "lab/one");
+    assert_string_equal(v[1]->key, "lab/two");
+    free(v);
+    /* an update keeps the cached order; a delete and an insert renew it */
+    put(s, "lab", "one", "x");
+    json_t *last = configmap("lab", "two", NULL);
+    gc_blob_unref(gc_store_delete(s, configmaps(), "lab", "two", last, &err));
+    json_decref(last);
+    put(s, "lab", "zero", NULL);
+    n = gc_store_list(s, configmaps(), "lab", &v);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0]->key, "lab/one");
+    assert_string_equal(v[1]->key, "lab/zero");
+    free(v);
+    assert_int_equal(gc_store_list(s, configmaps(), "nothing", &v), 0);
+    free(v);
+    gc_store_unlock(s);
+    gc_store_close(s);
+}
+
+static void delete_removes_and_records_the_last_state(void **state)
+{
+    (void)state;
+    gp_error err = {0};
+    gc_store *s = gc_store_open(NULL, 0, &err);
+    gc_store_lock(s);
+    for (int i = 0; i < 100; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        put(s, "lab", name, NULL);
+    }
+    json_t *last = configmap("lab", "n50", NULL);
+    gc_blob *b = gc_store_delete(s, configmaps(), "lab", "n50", last, &err);
+    json_decref(last);
+    assert_non_null(b);
+    assert_non_null(strstr(b->text, "\"resourceVersion\":\"101\""));
+    gc_blob_unref(b);
+    assert_null(gc_store_get(s, configmaps(), "lab", "n50"));
+    /* backward-shift deletion must keep every other key reachable */
+    for (int i = 0; i < 100; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        if (i != 50) assert_non_null(gc_store_get(s, configmaps(), "lab", name));
+    }
+    const gc_event *e = gc_store_event_at(s, gc_store_events_since(s, 100));
+    assert_non_null(e);
+    assert_int_equal(e->type, GC_DELETED);
+    assert_int_equal(e->rv, 101);
+    last = configmap("lab", "n50", NULL);
+    assert_null(gc_store_delete(s, configmaps(), "lab", "n50", last, &err));
+    json_decref(last);
+    gc_store_unlock(s);
+    gc_store_close(s);
+}
+
+static void history_is_bounded_and_reports_expired_versions(void **state)
+{
+    (void)state;
+    gp_error err = {0};
+    gc_store *s = gc_store_open(NULL, 8, &err);
+    gc_store_lock(s);
+    for (int i = 0; i < 20; i++)
+        put(s, "lab", "same", NULL);
+    /* 20 events, 8 kept: rv 13..20; a watch may resume from 12 on */
+    assert_int_equal(gc_store_oldest_rv(s), 12);
+    assert_int_equal(gc_store_events_since(s, 5), -1);
+    long long pos = gc_store_events_since(s, 12);
+    assert_true(pos >= 0);
+    const gc_event *e = gc_store_event_at(s, pos);
+    assert_int_equal(e->rv, 13);
+    assert_int_equal(e->type, GC_MODIFIED);
+    assert_null(gc_store_event_at(s, gc_store_events_since(s, 20)));
+    put(s, "lab", "same", NULL);
+    assert_true(gc_store_event_gone(s, pos));
+    gc_store_unlock(s);
+    gc_store_close(s);
+}
+
+static void everything_written_is_back_after_reopening(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gpuop-store-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    gp_error err = {0};
+    gc_store *s = gc_store_open(path, 0, &err);
+    assert_non_null(s);
+    gc_store_lock(s);
+    put(s, "lab", "kept", "gpu");
+    put(s, "lab", "gone", NULL);
+    json_t *last = configmap("lab", "gone", NULL);
+    gc_blob_unref(gc_store_delete(s, configmaps(), "lab", "gone", last, &err));
+    json_decref(last);
+    gc_store_unlock(s);
+    gc_store_close(s);
+
+    s = gc_store_open(path, 0, &err);
+    assert_non_null(s);
+    gc_store_lock(s);
+    assert_int_equal(gc_store_rv(s), 3); /* the counter survives the deletion too */
+    const gc_object *o = gc_store_get(s, configmaps(), "lab", "kept");
+    assert_non_null(o);
+    assert_int_equal(o->rv, 1);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(o->index, "metadata"), "labels"), "tier")),
+        "gpu");
+    assert_null(gc_store_get(s, configmaps(), "lab", "gone"));
+    /* no history survives: a watch from before the restart must relist */
+    assert_int_equal(gc_store_events_since(s, 1), -1);
+    gc_store_unlock(s);
+    gc_store_close(s);
+    unlink(path);
+    char side[64];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+static void index_keeps_selectable_fields_only(void **state)
+{
+    (void)state;
+    gp_error err = {0};
+    gc_store *s = gc_store_open(NULL, 0, &err);
+    const gc_resource *pods = gc_resource_find("", "v1", "pods");
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[]}, s:{s:s}}", "apiVersion", "v1",
+                            "kind", "Pod", "metadata", "name", "p", "namespace", "lab", "spec",
+                            "nodeName", "lab-node-0", "containers", "status", "phase", "Pending");
+    gc_store_lock(s);
+    const gc_object *o = gc_store_put(s, pods, "lab", "p", pod, &err);
+    assert_non_null(o);
+    const json_t *spec = json_object_get(o->index, "spec");
+    assert_string_equal(json_string_value(json_object_get(spec, "nodeName")), "lab-node-0");
+    assert_null(json_object_get(spec, "containers"));
+    gc_store_unlock(s);
+    json_decref(pod);
+    gc_store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(resource_versions_count_up_and_are_in_the_text),
+        cmocka_unit_test(list_is_sorted_by_namespace_then_name),
+        cmocka_unit_test(listing_one_namespace_takes_exactly_its_objects),
+        cmocka_unit_test(delete_removes_and_records_the_last_state),
+        cmocka_unit_test(history_is_bounded_and_reports_expired_versions),
+        cmocka_unit_test(everything_written_is_back_after_reopening),
+        cmocka_unit_test(index_keeps_selectable_fields_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
