@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cluster/controllers.h"
 #include "cluster/kubeconfig.h"
+#include "cluster/seed.h"
 #include "cluster/server.h"
 #include "cluster/store.h"
 #include "cluster/tls.h"
@@ -71,6 +73,9 @@ int main(int argc, char **argv)
     cli_setup_messages();
     const char *data = NULL, *address = "127.0.0.1";
     long port = 0, history = 0;
+    gc_seed seed;
+    gc_seed_defaults(&seed);
+    gp_error err = {0};
     char default_data[PATH_MAX];
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -89,7 +94,11 @@ int main(int argc, char **argv)
             if (*end || history < 1 || history > 10000000)
                 return cli_usage_error("cluster", _("--watch-history takes 1 to 10000000"));
         } else {
-            return cli_usage_error("cluster", _("unexpected argument '%s'"), argv[i]);
+            int used = gc_seed_option(&seed, argc - i, argv + i, &err);
+            if (used < 0) return cli_usage_error("cluster", "%s", err.text);
+            if (used == 0)
+                return cli_usage_error("cluster", _("unexpected argument '%s'"), argv[i]);
+            i += used - 1;
         }
     }
     if (!data) {
@@ -98,7 +107,6 @@ int main(int argc, char **argv)
                  home ? home : ".");
         data = default_data;
     }
-    gp_error err = {0};
     char token[65];
     gc_tls tls = {0};
     if (make_private_dir(data, &err) != 0 || load_token(data, token, &err) != 0 ||
@@ -115,8 +123,17 @@ int main(int argc, char **argv)
     char store_path[PATH_MAX + 16];
     snprintf(store_path, sizeof store_path, "%s/store.db", data);
     gc_api api = {gc_store_open(store_path, (size_t)history, &err)};
-    if (!api.store || gc_api_bootstrap(&api, &err) != 0) {
+    if (!api.store || gc_api_bootstrap(&api, &err) != 0 || gc_seed_apply(&api, &seed, &err) != 0) {
         cli_report(&err);
+        gc_store_close(api.store);
+        gc_tls_free(&tls);
+        return EXIT_CANNOT_TELL;
+    }
+    gc_controller_options copt = {.runtime_check = seed.runtime_check};
+    gc_controllers *controllers = seed.no_controllers ? NULL : gc_controllers_new(&api, &copt);
+    if (controllers && gc_controllers_start(controllers, &err) != 0) {
+        cli_report(&err);
+        gc_controllers_free(controllers);
         gc_store_close(api.store);
         gc_tls_free(&tls);
         return EXIT_CANNOT_TELL;
@@ -125,6 +142,7 @@ int main(int argc, char **argv)
     gc_server *s = gc_server_start(&opt, &err);
     if (!s) {
         cli_report(&err);
+        gc_controllers_free(controllers);
         gc_store_close(api.store);
         gc_tls_free(&tls);
         return EXIT_CANNOT_TELL;
@@ -134,6 +152,7 @@ int main(int argc, char **argv)
     snprintf(kubeconfig, sizeof kubeconfig, "%s/kubeconfig", data);
     if (gc_kubeconfig_write(kubeconfig, "gpuop", url, tls.cert_base64, token, &err) != 0) {
         cli_report(&err);
+        gc_controllers_free(controllers);
         gc_server_stop(s);
         gc_store_close(api.store);
         gc_tls_free(&tls);
@@ -142,6 +161,7 @@ int main(int argc, char **argv)
     fprintf(stderr, _("gpuop API server on %s; kubeconfig %s\n"), url, kubeconfig);
     int sig;
     sigwait(&stop, &sig);
+    gc_controllers_free(controllers);
     gc_server_stop(s);
     gc_store_close(api.store);
     gc_tls_free(&tls);

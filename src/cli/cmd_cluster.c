@@ -26,6 +26,7 @@
 
 #include "cli/cli.h"
 #include "cluster/daemon.h"
+#include "cluster/seed.h"
 #include "cluster/kubeconfig_merge.h"
 #include "util/file.h"
 
@@ -38,9 +39,9 @@
 static void cluster_usage(FILE *out)
 {
     fputs(_("Usage: gpuop cluster serve [--data DIR] [--address ADDR] [--port N]\n"
-            "                           [--watch-history EVENTS]\n"
+            "                           [--watch-history EVENTS] [SHAPE...]\n"
             "       gpuop cluster up [--data DIR] [--address ADDR] [--port N]\n"
-            "                        [--kubeconfig FILE] [--no-kubeconfig-merge]\n"
+            "                        [--kubeconfig FILE] [--no-kubeconfig-merge] [SHAPE...]\n"
             "       gpuop cluster down [--data DIR] [--kubeconfig FILE] [--no-kubeconfig-merge]\n"
             "       gpuop cluster status [--data DIR]\n"
             "\n"
@@ -57,6 +58,22 @@ static void cluster_usage(FILE *out)
             "  down    stop the server, remove the context and switch back to the\n"
             "          previous one. DIR keeps the data: up brings it all back.\n"
             "  status  whether the server runs and answers: pid, URL, kubeconfig.\n"
+            "\n"
+            "SHAPE: what the cluster starts with (created when missing):\n"
+            "  --lab                    the lab: lab-node-0..2 (cpu 16, memory 32Gi,\n"
+            "                           pods 110, untainted) and namespace gpu-operator\n"
+            "  --nodes N                N fake nodes (kwok's node template)\n"
+            "  --node-prefix P          node names P0, P1, ... (default kwok-node-)\n"
+            "  --node-cpu Q, --node-memory Q, --node-pods N\n"
+            "                           capacity and allocatable (default 32, 256Gi, 110)\n"
+            "  --node-label K=V         a label on every node (repeatable)\n"
+            "  --node-taint K[=V]:EFFECT  a taint on every node (repeatable)\n"
+            "  --node-runtime-handlers A,B  the runtime handlers nodes report (runc)\n"
+            "  --namespace NS           a namespace (repeatable)\n"
+            "  --kubelet-runtime-check  hold a pod in ContainerCreating when its node\n"
+            "                           lacks its RuntimeClass handler, as a kubelet does\n"
+            "  --no-controllers         the API server alone: no scheduler, DaemonSet\n"
+            "                           controller, fake kubelet or garbage collector\n"
             "\n"
             "DIR defaults to ~/.local/share/gpuop/cluster; it holds apiserver.pid and\n"
             "apiserver.log.\n"
@@ -93,7 +110,11 @@ static int run_apiserver(char **argv)
 
 /* ---- options ------------------------------------------------------------- */
 
-enum { OPT_ADDRESS = 1, OPT_PORT = 2, OPT_KUBECONFIG = 4, OPT_NO_MERGE = 8 };
+enum { OPT_ADDRESS = 1, OPT_PORT = 2, OPT_KUBECONFIG = 4, OPT_NO_MERGE = 8, OPT_SHAPE = 16 };
+
+/* The cluster's shape (--nodes, --lab, ...) goes to the server as given;
+ * it is checked here first so that `up` fails before starting anything. */
+#define MAX_SHAPE_ARGS (2 * 4 * GC_SEED_MAX_ITEMS)
 
 typedef struct cluster_opts {
     const char *data;
@@ -101,6 +122,8 @@ typedef struct cluster_opts {
     const char *kubeconfig; /* NULL: $KUBECONFIG's first file, else ~/.kube/config */
     long port;              /* -1: not given */
     bool no_merge;
+    char *shape[MAX_SHAPE_ARGS];
+    int shape_count;
 } cluster_opts;
 
 static int parse_opts(int argc, char **argv, unsigned allowed, cluster_opts *o)
@@ -121,6 +144,17 @@ static int parse_opts(int argc, char **argv, unsigned allowed, cluster_opts *o)
             o->port = strtol(argv[++i], &end, 10);
             if (*end || end == argv[i] || o->port < 0 || o->port > 65535)
                 return cli_usage_error("cluster", _("--port takes 0 to 65535"));
+        } else if (allowed & OPT_SHAPE) {
+            gc_seed seed;
+            gc_seed_defaults(&seed);
+            gp_error err = {0};
+            int used = gc_seed_option(&seed, argc - i, argv + i, &err);
+            if (used < 0) return cli_usage_error("cluster", "%s", err.text);
+            if (used == 0 || o->shape_count + used > MAX_SHAPE_ARGS)
+                return cli_usage_error("cluster", _("unexpected argument '%s'"), arg);
+            for (int k = 0; k < used; k++)
+                o->shape[o->shape_count++] = argv[i + k];
+            i += used - 1;
         } else {
             return cli_usage_error("cluster", _("unexpected argument '%s'"), arg);
         }
@@ -395,8 +429,10 @@ static char *start_server(const cluster_opts *o, const data_dir *d, unsigned por
     char helper[PATH_MAX + 32], port_text[16];
     helper_path(helper, sizeof helper);
     snprintf(port_text, sizeof port_text, "%u", port);
-    char *argv[] = {helper,    "--data", (char *)d->path, "--address", (char *)o->address, "--port",
-                    port_text, NULL};
+    char *argv[8 + MAX_SHAPE_ARGS] = {
+        helper, "--data", (char *)d->path, "--address", (char *)o->address, "--port", port_text};
+    for (int i = 0; i < o->shape_count; i++)
+        argv[7 + i] = o->shape[i];
     gp_error err = {0};
     s.pid = gc_daemon_spawn(argv, s.log, &err);
     if (s.pid < 0) {
@@ -543,7 +579,8 @@ static int cluster_up(int argc, char **argv)
 {
     cluster_opts o;
     data_dir d;
-    int rc = parse_opts(argc, argv, OPT_ADDRESS | OPT_PORT | OPT_KUBECONFIG | OPT_NO_MERGE, &o);
+    int rc = parse_opts(argc, argv,
+                        OPT_ADDRESS | OPT_PORT | OPT_KUBECONFIG | OPT_NO_MERGE | OPT_SHAPE, &o);
     if (rc != EXIT_HOLDS) return rc;
     if (open_data_dir(o.data, true, &d) != 0 || lock_data_dir(&d) != 0) {
         close_data_dir(&d);

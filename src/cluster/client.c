@@ -1,0 +1,74 @@
+#include "cluster/client.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PARAMS 8
+
+typedef struct params {
+    char *keys[MAX_PARAMS], *values[MAX_PARAMS];
+    char *text;
+} params;
+
+static const char *param(void *ctx, const char *key)
+{
+    params *p = ctx;
+    for (size_t i = 0; i < MAX_PARAMS && p->keys[i]; i++)
+        if (strcmp(p->keys[i], key) == 0) return p->values[i];
+    return NULL;
+}
+
+static void split_query(const char *query, params *p)
+{
+    memset(p, 0, sizeof *p);
+    if (!query || !(p->text = strdup(query))) return;
+    size_t n = 0;
+    for (char *save = NULL, *kv = strtok_r(p->text, "&", &save); kv && n < MAX_PARAMS;
+         kv = strtok_r(NULL, "&", &save), n++) {
+        char *eq = strchr(kv, '=');
+        p->keys[n] = kv;
+        p->values[n] = eq ? (*eq = '\0', eq + 1) : "";
+    }
+}
+
+gc_reply gc_client_call(gc_api *api, const char *method, const char *path, const char *query,
+                        const char *content_type, const json_t *body)
+{
+    gc_reply reply = {0};
+    params p;
+    split_query(query, &p);
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    gc_request req = {.method = method,
+                      .path = path,
+                      .accept = "application/json",
+                      .host = "127.0.0.1",
+                      .content_type = content_type ? content_type : "application/json",
+                      .body = text,
+                      .body_len = text ? strlen(text) : 0,
+                      .query = param,
+                      .query_ctx = &p};
+    gc_response resp;
+    gc_route(api, &req, &resp);
+    reply.status = resp.status;
+    if (resp.blob)
+        reply.body = json_loadb(resp.blob->text, resp.blob->len, 0, NULL);
+    else if (resp.body)
+        reply.body = json_loadb(resp.body, resp.len, 0, NULL);
+    /* a watch is not something a controller asks this way */
+    gc_response_free(&resp);
+    free(text);
+    free(p.text);
+    return reply;
+}
+
+void gc_reply_free(gc_reply *r)
+{
+    json_decref(r->body);
+    r->body = NULL;
+}
+
+const char *gc_reply_message(const gc_reply *r)
+{
+    const char *m = json_string_value(json_object_get(r->body, "message"));
+    return m ? m : "";
+}

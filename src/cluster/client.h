@@ -1,0 +1,28 @@
+/* An in-process client of the embedded API server, for its controllers.
+ *
+ * A controller's request goes through gc_route exactly like kubectl's over
+ * HTTPS: the same admission, validation, defaults, resourceVersions and
+ * watch events. Only the socket is skipped, so a controller can never do
+ * what a client of a real cluster could not. */
+#ifndef GPUOP_CLUSTER_CLIENT_H
+#define GPUOP_CLUSTER_CLIENT_H
+
+#include <jansson.h>
+
+#include "cluster/routes.h"
+
+typedef struct gc_reply {
+    unsigned status;
+    json_t *body; /* the parsed answer (an object or a Status); NULL if none */
+} gc_reply;
+
+/* method and path as in HTTP; query "k=v&k=v" (values unescaped) or NULL;
+ * content_type NULL means application/json; body NULL for none. */
+gc_reply gc_client_call(gc_api *api, const char *method, const char *path, const char *query,
+                        const char *content_type, const json_t *body);
+void gc_reply_free(gc_reply *r);
+
+/* The Status message of a failed reply, or "" (valid until the reply is freed). */
+const char *gc_reply_message(const gc_reply *r);
+
+#endif

@@ -1,0 +1,912 @@
+#include "cluster/controllers.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/api.h"
+#include "cluster/client.h"
+#include "cluster/daemonset.h"
+#include "cluster/gc.h"
+#include "cluster/kubelet.h"
+#include "cluster/sched.h"
+#include "cluster/table.h"
+
+/* kwok re-stamps node heartbeats every 20 s plus up to 25 s of jitter. */
+#define HEARTBEAT_SECONDS 20
+#define HEARTBEAT_JITTER  25
+/* A quiet cluster is still looked at this often (heartbeats, retries). */
+#define TICK_SECONDS 1
+/* Passes in a row that keep writing before the runtime takes a breath. */
+#define MAX_BUSY_PASSES 64
+
+/* What the scheduler remembers of a failed pod: the cluster it failed in.
+ * It tries again only when nodes or bound pods have changed since. */
+typedef struct sched_memo {
+    char uid[64];
+    unsigned long long cluster;
+} sched_memo;
+
+/* A repeated event is one object with a count, as the event recorder's
+ * correlator makes it. */
+typedef struct event_memo {
+    char key[512];
+    char name[300];
+    char ns[254];
+    long count;
+} event_memo;
+
+struct gc_controllers {
+    gc_api *api;
+    gc_controller_options opt;
+    pthread_t thread;
+    bool running, stopping;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    sched_memo *memos;
+    size_t memo_count, memo_cap;
+    event_memo *events;
+    size_t event_count, event_cap;
+    unsigned tie_break;
+    /* The objects of the last snapshot, parsed, by "group/resource|key":
+     * [resourceVersion, object]. A pass re-parses only what has changed. */
+    json_t *parsed;
+    json_t *parsed_next;
+};
+
+/* ---- snapshot -------------------------------------------------------------- */
+
+typedef struct snapshot {
+    json_t *nodes, *pods, *daemonsets, *revisions, *namespaces, *runtimeclasses, *configmaps;
+    json_t *all; /* [{resource, group, object}] for the garbage collector */
+} snapshot;
+
+/* Every object of one resource, parsed. The store lock is held only while
+ * the objects' versions and texts are taken; an object unchanged since the
+ * last snapshot is reused, not parsed again (snapshots are never modified). */
+static json_t *list_resource(gc_controllers *c, const char *group, const char *resource,
+                             json_t *all)
+{
+    const gc_resource *r = gc_resource_find(group, "v1", resource);
+    json_t *out = json_array();
+    if (!r) return out;
+    gc_store *store = c->api->store;
+    gc_store_lock(store);
+    const gc_object **objs;
+    size_t n = gc_store_list(store, r, NULL, &objs);
+    gc_blob **blobs = calloc(n ? n : 1, sizeof *blobs);
+    json_t **reused = calloc(n ? n : 1, sizeof *reused);
+    char **keys = calloc(n ? n : 1, sizeof *keys);
+    for (size_t i = 0; blobs && reused && keys && i < n; i++) {
+        size_t len = strlen(group) + strlen(resource) + strlen(objs[i]->key) + 3;
+        keys[i] = malloc(len);
+        if (!keys[i]) continue;
+        snprintf(keys[i], len, "%s/%s|%s", group, resource, objs[i]->key);
+        json_t *cached = json_object_get(c->parsed, keys[i]);
+        if (cached && (uint64_t)json_integer_value(json_array_get(cached, 0)) == objs[i]->rv)
+            reused[i] = json_incref(json_array_get(cached, 1));
+        else
+            blobs[i] = gc_blob_ref(objs[i]->json);
+    }
+    uint64_t *rvs = malloc((n ? n : 1) * sizeof *rvs);
+    for (size_t i = 0; rvs && i < n; i++)
+        rvs[i] = objs[i]->rv;
+    gc_store_unlock(store);
+    free(objs);
+    for (size_t i = 0; blobs && reused && keys && rvs && i < n; i++) {
+        json_t *o = reused[i];
+        if (!o && blobs[i]) o = json_loadb(blobs[i]->text, blobs[i]->len, 0, NULL);
+        gc_blob_unref(blobs[i]);
+        if (!o) {
+            free(keys[i]);
+            continue;
+        }
+        if (keys[i])
+            json_object_set_new(c->parsed_next, keys[i],
+                                json_pack("[I, O]", (json_int_t)rvs[i], o));
+        free(keys[i]);
+        json_array_append(out, o);
+        if (all)
+            json_array_append_new(all, json_pack("{s:s, s:s, s:o}", "resource", resource, "group",
+                                                 group, "object", o));
+        else
+            json_decref(o);
+    }
+    free(rvs);
+    free(keys);
+    free(reused);
+    free(blobs);
+    return out;
+}
+
+static void take_snapshot(gc_controllers *c, snapshot *s)
+{
+    c->parsed_next = json_object();
+    s->all = json_array();
+    s->nodes = list_resource(c, "", "nodes", s->all);
+    s->pods = list_resource(c, "", "pods", s->all);
+    s->daemonsets = list_resource(c, "apps", "daemonsets", s->all);
+    s->revisions = list_resource(c, "apps", "controllerrevisions", s->all);
+    s->namespaces = list_resource(c, "", "namespaces", s->all);
+    s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", s->all);
+    s->configmaps = list_resource(c, "", "configmaps", s->all);
+    json_decref(list_resource(c, "", "serviceaccounts", s->all));
+    json_decref(list_resource(c, "", "events", s->all));
+    json_decref(list_resource(c, "events.k8s.io", "events", s->all));
+    json_decref(list_resource(c, "coordination.k8s.io", "leases", s->all));
+    /* what is gone from the store leaves the cache with this swap */
+    json_decref(c->parsed);
+    c->parsed = c->parsed_next;
+    c->parsed_next = NULL;
+}
+
+static void free_snapshot(snapshot *s)
+{
+    json_decref(s->nodes);
+    json_decref(s->pods);
+    json_decref(s->daemonsets);
+    json_decref(s->revisions);
+    json_decref(s->namespaces);
+    json_decref(s->runtimeclasses);
+    json_decref(s->configmaps);
+    json_decref(s->all);
+}
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static const char *str_at(const json_t *obj, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(obj, a);
+    if (b) v = json_object_get(v, b);
+    return json_string_value(v);
+}
+
+static const char *meta(const json_t *obj, const char *key)
+{
+    return str_at(obj, "metadata", key);
+}
+
+static void object_path(char *buf, size_t size, const char *group, const char *resource,
+                        const char *ns, const char *name, const char *sub)
+{
+    int n = group && *group ? snprintf(buf, size, "/apis/%s/v1", group)
+                            : snprintf(buf, size, "/api/v1");
+    if (ns && *ns) n += snprintf(buf + n, size - (size_t)n, "/namespaces/%s", ns);
+    n += snprintf(buf + n, size - (size_t)n, "/%s", resource);
+    if (name) n += snprintf(buf + n, size - (size_t)n, "/%s", name);
+    if (sub) snprintf(buf + n, size - (size_t)n, "/%s", sub);
+}
+
+/* Sends a request; true when it succeeded (2xx). Failures are expected now
+ * and then (a conflict with a client): the next pass sees the new state. */
+static bool send(gc_controllers *c, const char *method, const char *path, const char *query,
+                 const char *type, const json_t *body, json_t **answer)
+{
+    gc_reply r = gc_client_call(c->api, method, path, query, type, body);
+    bool ok = r.status >= 200 && r.status < 300;
+    if (answer)
+        *answer = r.body;
+    else
+        json_decref(r.body);
+    return ok;
+}
+
+static const char *const SMP = "application/strategic-merge-patch+json";
+static const char *const MERGE = "application/merge-patch+json";
+
+static void format_now(time_t now, char out[32])
+{
+    gc_format_time(now, out);
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+/* A core/v1 Event on `obj` from `component`; a repeat of the same reason and
+ * message on the same object raises the count instead (kubectl describe
+ * prints "(x3 over 5m)"). */
+static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
+                        const char *api_version, const char *type, const char *reason,
+                        const char *message, const char *component, time_t now)
+{
+    const char *ns = meta(obj, "namespace"), *name = meta(obj, "name"), *uid = meta(obj, "uid");
+    if (!name) return 0;
+    const char *event_ns = ns && *ns ? ns : "default";
+    char key[512], when[32], path[700];
+    snprintf(key, sizeof key, "%s|%s|%s|%.200s", uid ? uid : name, reason, component, message);
+    format_now(now, when);
+    for (size_t i = 0; i < c->event_count; i++) {
+        event_memo *m = &c->events[i];
+        if (strcmp(m->key, key) != 0) continue;
+        m->count++;
+        json_t *patch =
+            json_pack("{s:I, s:s}", "count", (json_int_t)m->count, "lastTimestamp", when);
+        object_path(path, sizeof path, "", "events", m->ns, m->name, NULL);
+        bool ok = send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        json_decref(patch);
+        if (ok) return 1;
+        break; /* the event is gone (deleted with its namespace): make a new one */
+    }
+    char ev_name[300];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(ev_name, sizeof ev_name, "%.240s.%llx", name,
+             (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
+    json_t *involved =
+        json_pack("{s:s, s:s, s:s}", "kind", kind, "name", name, "apiVersion", api_version);
+    if (ns && *ns) json_object_set_new(involved, "namespace", json_string(ns));
+    if (uid) json_object_set_new(involved, "uid", json_string(uid));
+    const char *rv = meta(obj, "resourceVersion");
+    if (rv) json_object_set_new(involved, "resourceVersion", json_string(rv));
+    json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, "
+                           "s:s, s:s}",
+                           "apiVersion", "v1", "kind", "Event", "metadata", "name", ev_name,
+                           "namespace", event_ns, "involvedObject", involved, "reason", reason,
+                           "message", message, "type", type, "source", "component", component,
+                           "firstTimestamp", when, "lastTimestamp", when, "count", 1,
+                           "reportingComponent", component, "reportingInstance", component);
+    object_path(path, sizeof path, "", "events", event_ns, NULL, NULL);
+    bool ok = send(c, "POST", path, NULL, NULL, ev, NULL);
+    json_decref(ev);
+    if (!ok) return 0;
+    if (c->event_count == c->event_cap) {
+        size_t cap = c->event_cap ? c->event_cap * 2 : 64;
+        event_memo *m = realloc(c->events, cap * sizeof *m);
+        if (!m) return 1;
+        c->events = m;
+        c->event_cap = cap;
+    }
+    event_memo *m = &c->events[c->event_count++];
+    snprintf(m->key, sizeof m->key, "%s", key);
+    snprintf(m->name, sizeof m->name, "%s", ev_name);
+    snprintf(m->ns, sizeof m->ns, "%s", event_ns);
+    m->count = 1;
+    return 1;
+}
+
+/* ---- fake kubelet ------------------------------------------------------------ */
+
+static const json_t *find_by_name(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        const char *n = meta(o, "name");
+        if (n && name && strcmp(n, name) == 0) return o;
+    }
+    return NULL;
+}
+
+static const char *internal_ip(const json_t *node)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "addresses"), i, a)
+    {
+        const char *t = json_string_value(json_object_get(a, "type"));
+        if (t && strcmp(t, "InternalIP") == 0)
+            return json_string_value(json_object_get(a, "address"));
+    }
+    return NULL;
+}
+
+static bool node_ready(const json_t *node)
+{
+    size_t i;
+    json_t *cond;
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, cond)
+    {
+        const char *t = json_string_value(json_object_get(cond, "type"));
+        if (t && strcmp(t, "Ready") == 0) {
+            const char *st = json_string_value(json_object_get(cond, "status"));
+            return st && strcmp(st, "True") == 0;
+        }
+    }
+    return false;
+}
+
+/* When the node's heartbeat is due: 20 s after the last, plus a jitter of
+ * up to 25 s that is fixed per node (its name picks it). */
+static bool heartbeat_due(const json_t *node, time_t now)
+{
+    const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
+    const char *last = str_at(json_array_get(conds, 0), "lastHeartbeatTime", NULL);
+    time_t then;
+    if (!last || gc_parse_time(last, &then) != 0) return true;
+    unsigned jitter = 0;
+    for (const char *p = meta(node, "name"); p && *p; p++)
+        jitter = jitter * 31 + (unsigned char)*p;
+    return now - then >= HEARTBEAT_SECONDS + (time_t)(jitter % (HEARTBEAT_JITTER + 1));
+}
+
+static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
+{
+    int writes = 0;
+    size_t i;
+    json_t *node;
+    json_array_foreach(s->nodes, i, node)
+    {
+        if (!gc_kubelet_manages(node)) continue;
+        json_t *patch = NULL;
+        if (!node_ready(node)) {
+            const char *ip = internal_ip(node);
+            char fallback[32];
+            snprintf(fallback, sizeof fallback, "10.89.0.%zu", i % 250 + 2);
+            patch = gc_kubelet_node_init(node, ip ? ip : fallback, now);
+        } else if (heartbeat_due(node, now)) {
+            patch = gc_kubelet_node_heartbeat(node, now);
+        }
+        if (!patch) continue;
+        char path[400];
+        object_path(path, sizeof path, "", "nodes", NULL, meta(node, "name"), "status");
+        writes += send(c, "PATCH", path, NULL, SMP, patch, NULL);
+        json_decref(patch);
+    }
+    return writes;
+}
+
+static bool ip_in_use(const json_t *pods, const char *node, const char *ip)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        const char *n = str_at(p, "spec", "nodeName");
+        const char *pip = str_at(p, "status", "podIP");
+        if (n && pip && strcmp(n, node) == 0 && strcmp(pip, ip) == 0) return true;
+    }
+    return false;
+}
+
+/* The pod-ready patch with an address no other pod on the node has. */
+static json_t *ready_patch(const json_t *pod, const json_t *node, const json_t *pods, time_t now)
+{
+    const char *name = meta(node, "name");
+    for (unsigned index = 0; index < 4096; index++) {
+        json_t *patch = gc_kubelet_pod_ready(pod, node, index, now);
+        if (!patch) return NULL;
+        const char *ip = str_at(patch, "status", "podIP");
+        if (!ip || !ip_in_use(pods, name, ip)) return patch;
+        json_decref(patch);
+    }
+    return NULL;
+}
+
+static const json_t *runtime_class_of(const snapshot *s, const json_t *pod)
+{
+    const char *rc = str_at(pod, "spec", "runtimeClassName");
+    return rc ? find_by_name(s->runtimeclasses, rc) : NULL;
+}
+
+static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
+{
+    int writes = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        const char *node_name = str_at(pod, "spec", "nodeName");
+        const json_t *node = node_name ? find_by_name(s->nodes, node_name) : NULL;
+        if (!node || !gc_kubelet_manages(node)) continue;
+        const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
+        char path[600];
+        object_path(path, sizeof path, "", "pods", ns, name, NULL);
+        if (meta(pod, "deletionTimestamp")) {
+            if (!gc_kubelet_should_finish_delete(pod)) continue;
+            json_t *fin = gc_kubelet_pod_finalizers_patch(pod);
+            if (fin) writes += send(c, "PATCH", path, NULL, MERGE, fin, NULL);
+            json_decref(fin);
+            writes += send(c, "DELETE", path, "gracePeriodSeconds=0", NULL, NULL, NULL);
+            continue;
+        }
+        json_t *patch = NULL;
+        char *note = NULL;
+        const json_t *rc = runtime_class_of(s, pod);
+        if (c->opt.runtime_check && rc)
+            patch = gc_kubelet_pod_runtime_missing(pod, node, rc, now, &note);
+        if (patch) {
+            /* held: say so once, when the pod first gets stuck */
+            const char *phase_reason = NULL;
+            json_t *cs = json_array_get(
+                json_object_get(json_object_get(pod, "status"), "containerStatuses"), 0);
+            phase_reason = str_at(json_object_get(cs, "state"), "waiting", "reason");
+            bool already = phase_reason && strcmp(phase_reason, "ContainerCreating") == 0;
+            if (!already) {
+                char spath[620];
+                snprintf(spath, sizeof spath, "%s/status", path);
+                writes += send(c, "PATCH", spath, NULL, SMP, patch, NULL);
+            }
+            writes += already ? 0
+                              : record_event(c, pod, "Pod", "v1", GC_KUBELET_SANDBOX_EVENT_TYPE,
+                                             GC_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet", now);
+            json_decref(patch);
+            free(note);
+            continue;
+        }
+        free(note);
+        patch = ready_patch(pod, node, s->pods, now);
+        if (!patch) continue;
+        char spath[620];
+        snprintf(spath, sizeof spath, "%s/status", path);
+        json_t *updated = NULL;
+        if (send(c, "PATCH", spath, NULL, SMP, patch, &updated)) {
+            writes++;
+            /* later pods on this node in the same pass must see the address */
+            if (updated) json_array_set(s->pods, i, updated);
+        }
+        json_decref(updated);
+        json_decref(patch);
+    }
+    return writes;
+}
+
+/* ---- scheduler ---------------------------------------------------------------- */
+
+static bool terminal(const json_t *pod)
+{
+    const char *phase = str_at(pod, "status", "phase");
+    return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
+/* What the scheduler's decisions depend on besides the pod itself: the
+ * nodes and the pods bound to them. */
+static unsigned long long cluster_fingerprint(const snapshot *s)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    size_t i;
+    json_t *o;
+    json_array_foreach(s->nodes, i, o)
+    {
+        for (const char *p = meta(o, "resourceVersion"); p && *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    }
+    json_array_foreach(s->pods, i, o)
+    {
+        if (!str_at(o, "spec", "nodeName") || terminal(o)) continue;
+        for (const char *p = meta(o, "uid"); p && *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        h = (h ^ (unsigned long long)terminal(o)) * 1099511628211ULL;
+    }
+    return h;
+}
+
+static sched_memo *memo_for(gc_controllers *c, const char *uid)
+{
+    for (size_t i = 0; i < c->memo_count; i++)
+        if (strcmp(c->memos[i].uid, uid) == 0) return &c->memos[i];
+    if (c->memo_count == c->memo_cap) {
+        size_t cap = c->memo_cap ? c->memo_cap * 2 : 64;
+        sched_memo *m = realloc(c->memos, cap * sizeof *m);
+        if (!m) return NULL;
+        c->memos = m;
+        c->memo_cap = cap;
+    }
+    sched_memo *m = &c->memos[c->memo_count++];
+    snprintf(m->uid, sizeof m->uid, "%s", uid);
+    m->cluster = 0;
+    return m;
+}
+
+/* Node views for the scheduler: each node with the non-terminal pods bound
+ * to it (or assumed there earlier in this pass). */
+typedef struct node_view {
+    gc_sched_node *nodes;
+    const json_t ***pods;
+    size_t n;
+} node_view;
+
+static void add_bound(node_view *v, size_t k, const json_t *pod)
+{
+    const json_t **list = realloc(v->pods[k], (v->nodes[k].pod_count + 1) * sizeof *list);
+    if (!list) return;
+    list[v->nodes[k].pod_count++] = pod;
+    v->pods[k] = list;
+    v->nodes[k].pods = list;
+}
+
+static void build_view(const snapshot *s, node_view *v)
+{
+    v->n = json_array_size(s->nodes);
+    v->nodes = calloc(v->n ? v->n : 1, sizeof *v->nodes);
+    v->pods = calloc(v->n ? v->n : 1, sizeof *v->pods);
+    for (size_t k = 0; k < v->n; k++)
+        v->nodes[k].node = json_array_get(s->nodes, k);
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        const char *node = str_at(pod, "spec", "nodeName");
+        if (!node || !*node || terminal(pod)) continue;
+        for (size_t k = 0; k < v->n; k++)
+            if (strcmp(meta(v->nodes[k].node, "name"), node) == 0) add_bound(v, k, pod);
+    }
+}
+
+static void free_view(node_view *v)
+{
+    for (size_t k = 0; k < v->n; k++)
+        free(v->pods[k]);
+    free(v->pods);
+    free(v->nodes);
+}
+
+static const json_t *scheduled_condition(const json_t *pod)
+{
+    size_t i;
+    json_t *cond;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, cond)
+    {
+        const char *t = json_string_value(json_object_get(cond, "type"));
+        if (t && strcmp(t, "PodScheduled") == 0) return cond;
+    }
+    return NULL;
+}
+
+/* handleSchedulingFailure: the condition only when it changed, the event
+ * every attempt. */
+static int schedule_failed(gc_controllers *c, const json_t *pod, const gc_sched_result *r,
+                           time_t now)
+{
+    char when[32], path[600];
+    format_now(now, when);
+    json_t *cond = r->error ? gc_sched_error_condition(r->message, when)
+                            : gc_sched_unschedulable_condition(r->message, when);
+    const json_t *old = scheduled_condition(pod);
+    int writes = 0;
+    bool same = old &&
+                json_equal(json_object_get(old, "status"), json_object_get(cond, "status")) &&
+                json_equal(json_object_get(old, "reason"), json_object_get(cond, "reason")) &&
+                json_equal(json_object_get(old, "message"), json_object_get(cond, "message"));
+    if (!same) {
+        const json_t *old_status = json_object_get(old, "status");
+        if (old && json_equal(old_status, json_object_get(cond, "status")))
+            json_object_set(cond, "lastTransitionTime", json_object_get(old, "lastTransitionTime"));
+        json_t *patch = json_pack("{s:{s:[O]}}", "status", "conditions", cond);
+        object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"),
+                    "status");
+        writes += send(c, "PATCH", path, NULL, SMP, patch, NULL);
+        json_decref(patch);
+    }
+    json_decref(cond);
+    char *note = gc_sched_event_note(r->message);
+    writes += record_event(c, pod, "Pod", "v1", "Warning", "FailedScheduling", note,
+                           "default-scheduler", now);
+    free(note);
+    return writes;
+}
+
+static int bind(gc_controllers *c, const json_t *pod, const char *node, time_t now)
+{
+    char path[600], message[800];
+    const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
+    object_path(path, sizeof path, "", "pods", ns, name, "binding");
+    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
+                          "Binding", "metadata", "name", name, "namespace", ns, "uid",
+                          meta(pod, "uid"), "target", "kind", "Node", "name", node);
+    bool ok = send(c, "POST", path, NULL, NULL, b, NULL);
+    json_decref(b);
+    if (!ok) return 0;
+    snprintf(message, sizeof message, "Successfully assigned %s/%s to %s", ns, name, node);
+    return 1 + record_event(c, pod, "Pod", "v1", "Normal", "Scheduled", message,
+                            "default-scheduler", now);
+}
+
+static int preempt(gc_controllers *c, const json_t *pod, const gc_sched_result *r,
+                   const node_view *v)
+{
+    char path[600];
+    int writes = 0;
+    json_t *patch = json_pack("{s:{s:s}}", "status", "nominatedNodeName",
+                              meta(v->nodes[r->nominated].node, "name"));
+    object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"), "status");
+    writes += send(c, "PATCH", path, NULL, SMP, patch, NULL);
+    json_decref(patch);
+    for (size_t i = 0; i < r->victim_count; i++) {
+        object_path(path, sizeof path, "", "pods", meta(r->victims[i], "namespace"),
+                    meta(r->victims[i], "name"), NULL);
+        writes += send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+    }
+    return writes;
+}
+
+static int schedule(gc_controllers *c, const snapshot *s, time_t now)
+{
+    unsigned long long fingerprint = cluster_fingerprint(s);
+    node_view v;
+    build_view(s, &v);
+    int writes = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        if (!gc_sched_wants(pod)) continue;
+        const char *uid = meta(pod, "uid");
+        sched_memo *m = uid ? memo_for(c, uid) : NULL;
+        if (m && m->cluster == fingerprint) continue; /* nothing new to try with */
+        gc_sched_result r;
+        if (gc_sched_schedule(pod, v.nodes, v.n, c->tie_break++, &r) != 0) continue;
+        if (r.chosen >= 0) {
+            int w = bind(c, pod, meta(v.nodes[r.chosen].node, "name"), now);
+            writes += w;
+            if (w) add_bound(&v, (size_t)r.chosen, pod); /* assumed for the next pods */
+            if (m) m->cluster = 0;
+        } else {
+            writes += schedule_failed(c, pod, &r, now);
+            if (r.nominated >= 0) writes += preempt(c, pod, &r, &v);
+            if (m) m->cluster = fingerprint;
+        }
+        gc_sched_result_free(&r);
+    }
+    free_view(&v);
+    return writes;
+}
+
+/* ---- DaemonSet controller ----------------------------------------------------- */
+
+static json_t *in_namespace(const json_t *list, const char *ns)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        const char *n = meta(o, "namespace");
+        if (n && ns && strcmp(n, ns) == 0) json_array_append(out, o);
+    }
+    return out;
+}
+
+/* The next of the plan's events, completed with a created pod's name. */
+static int ds_event(gc_controllers *c, const json_t *ds, const json_t *ev, const char *suffix,
+                    time_t now)
+{
+    char message[800];
+    snprintf(message, sizeof message, "%s%s", str_at(ev, "message", NULL), suffix ? suffix : "");
+    return record_event(c, ds, "DaemonSet", "apps/v1", str_at(ev, "type", NULL),
+                        str_at(ev, "reason", NULL), message, "daemonset-controller", now);
+}
+
+static int apply_plan(gc_controllers *c, const json_t *ds, gc_ds_plan *p, time_t now)
+{
+    const char *ns = meta(ds, "namespace");
+    char path[600];
+    int writes = 0;
+    size_t i, next_event = 0;
+    json_t *o;
+    object_path(path, sizeof path, "apps", "controllerrevisions", ns, NULL, NULL);
+    json_array_foreach(p->create_revisions, i, o) writes +=
+        send(c, "POST", path, NULL, NULL, o, NULL);
+    json_array_foreach(p->update_revisions, i, o)
+    {
+        object_path(path, sizeof path, "apps", "controllerrevisions", ns, str_at(o, "name", NULL),
+                    NULL);
+        json_t *patch = json_pack("{s:O}", "revision", json_object_get(o, "revision"));
+        writes += send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        json_decref(patch);
+    }
+    json_array_foreach(p->patch_pods, i, o)
+    {
+        object_path(path, sizeof path, "", "pods", ns, str_at(o, "name", NULL), NULL);
+        writes += send(c, "PATCH", path, NULL, str_at(o, "patchType", NULL),
+                       json_object_get(o, "patch"), NULL);
+    }
+    object_path(path, sizeof path, "", "pods", ns, NULL, NULL);
+    json_array_foreach(p->create_pods, i, o)
+    {
+        json_t *created = NULL;
+        bool ok = send(c, "POST", path, NULL, NULL, o, &created);
+        writes += ok;
+        const json_t *ev = json_array_get(p->events, next_event++);
+        if (ok)
+            writes += ds_event(c, ds, ev, meta(created, "name"), now);
+        else {
+            char msg[700];
+            snprintf(msg, sizeof msg, "Error creating: %s",
+                     json_string_value(json_object_get(created, "message")));
+            writes += record_event(c, ds, "DaemonSet", "apps/v1", "Warning", "FailedCreate", msg,
+                                   "daemonset-controller", now);
+        }
+        json_decref(created);
+    }
+    json_array_foreach(p->delete_pods, i, o)
+    {
+        object_path(path, sizeof path, "", "pods", ns, json_string_value(o), NULL);
+        bool ok = send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+        writes += ok;
+        const json_t *ev = json_array_get(p->events, next_event++);
+        if (ok) writes += ds_event(c, ds, ev, NULL, now);
+    }
+    json_array_foreach(p->delete_revisions, i, o)
+    {
+        object_path(path, sizeof path, "apps", "controllerrevisions", ns, json_string_value(o),
+                    NULL);
+        writes += send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+    }
+    for (; next_event < json_array_size(p->events); next_event++)
+        writes += ds_event(c, ds, json_array_get(p->events, next_event), NULL, now);
+    if (p->status) {
+        object_path(path, sizeof path, "apps", "daemonsets", ns, meta(ds, "name"), "status");
+        json_t *patch = json_pack("{s:O}", "status", p->status);
+        writes += send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        json_decref(patch);
+    }
+    return writes;
+}
+
+static int daemonsets(gc_controllers *c, const snapshot *s, time_t now)
+{
+    int writes = 0;
+    size_t i;
+    json_t *ds;
+    json_array_foreach(s->daemonsets, i, ds)
+    {
+        if (meta(ds, "deletionTimestamp")) continue;
+        const char *ns = meta(ds, "namespace");
+        json_t *pods = in_namespace(s->pods, ns), *revs = in_namespace(s->revisions, ns);
+        gc_ds_plan plan;
+        gp_error err = {0};
+        /* the in-process client is synchronous: what a pass creates or
+         * deletes is in the next snapshot, so expectations are always met */
+        if (gc_ds_sync(ds, s->nodes, pods, revs, now, false, &plan, &err) == 0) {
+            writes += apply_plan(c, ds, &plan, now);
+            gc_ds_plan_free(&plan);
+        }
+        json_decref(pods);
+        json_decref(revs);
+    }
+    return writes;
+}
+
+/* ---- garbage collector and namespace controller ------------------------------- */
+
+static int run_actions(gc_controllers *c, json_t *actions)
+{
+    int writes = 0;
+    size_t i;
+    json_t *a;
+    json_array_foreach(actions, i, a)
+    {
+        const char *op = str_at(a, "op", NULL);
+        char path[700];
+        object_path(path, sizeof path, str_at(a, "group", NULL), str_at(a, "resource", NULL),
+                    str_at(a, "namespace", NULL), str_at(a, "name", NULL), NULL);
+        if (!op) continue;
+        if (strcmp(op, "delete") == 0) {
+            const char *policy = str_at(a, "propagationPolicy", NULL);
+            json_t *opts = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
+                                     "propagationPolicy", policy ? policy : "Background");
+            const char *uid = str_at(a, "uid", NULL);
+            if (uid) json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
+            writes += send(c, "DELETE", path, NULL, NULL, opts, NULL);
+            json_decref(opts);
+        } else if (strcmp(op, "finalize") == 0) {
+            char fpath[720];
+            snprintf(fpath, sizeof fpath, "%s/finalize", path);
+            writes += send(c, "PUT", fpath, NULL, NULL, json_object_get(a, "body"), NULL);
+        } else {
+            bool status = strcmp(op, "patch-status") == 0;
+            char ppath[720];
+            snprintf(ppath, sizeof ppath, "%s%s", path, status ? "/status" : "");
+            writes += send(c, "PATCH", ppath, NULL, str_at(a, "patchType", NULL),
+                           json_object_get(a, "patch"), NULL);
+        }
+    }
+    return writes;
+}
+
+static int collect(gc_controllers *c, const snapshot *s, time_t now)
+{
+    json_t *actions = gc_collect(s->all);
+    int writes = run_actions(c, actions);
+    json_decref(actions);
+    size_t i;
+    json_t *ns;
+    json_array_foreach(s->namespaces, i, ns)
+    {
+        actions = gc_namespace_actions(ns, s->all, now);
+        writes += run_actions(c, actions);
+        json_decref(actions);
+    }
+    return writes;
+}
+
+/* ---- the loop ------------------------------------------------------------------ */
+
+int gc_controllers_step(gc_controllers *c, time_t now)
+{
+    snapshot s;
+    take_snapshot(c, &s);
+    int writes = 0;
+    writes += kubelet_nodes(c, &s, now);
+    writes += kubelet_pods(c, &s, now);
+    writes += schedule(c, &s, now);
+    writes += daemonsets(c, &s, now);
+    writes += collect(c, &s, now);
+    free_snapshot(&s);
+    return writes;
+}
+
+gc_controllers *gc_controllers_new(gc_api *api, const gc_controller_options *opt)
+{
+    gc_controllers *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->api = api;
+    c->parsed = json_object();
+    if (opt) c->opt = *opt;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    return c;
+}
+
+static bool stopping(gc_controllers *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool s = c->stopping;
+    pthread_mutex_unlock(&c->lock);
+    return s;
+}
+
+static void *loop(void *arg)
+{
+    gc_controllers *c = arg;
+    gc_store *store = c->api->store;
+    uint64_t seen = 0;
+    while (!stopping(c)) {
+        /* busy: pass after pass while passes change things (each sees the
+         * effects of the one before: created pods get scheduled, bound ones
+         * become Ready, the DaemonSet status follows) */
+        for (int busy = 0; busy < MAX_BUSY_PASSES && !stopping(c); busy++) {
+            gc_store_lock(store);
+            seen = gc_store_rv(store);
+            gc_store_unlock(store);
+            if (gc_controllers_step(c, time(NULL)) == 0) break;
+        }
+        /* quiet: wait for a client's change, or the tick */
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += TICK_SECONDS;
+        gc_store_lock(store);
+        while (gc_store_rv(store) == seen) {
+            if (!gc_store_wait(store, &deadline)) break;
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec > deadline.tv_sec ||
+                (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+                break;
+        }
+        gc_store_unlock(store);
+    }
+    return NULL;
+}
+
+int gc_controllers_start(gc_controllers *c, gp_error *err)
+{
+    if (pthread_create(&c->thread, NULL, loop, c) != 0) {
+        gp_error_set(err, NULL, 0, 0, "cannot start the controllers");
+        return -1;
+    }
+    c->running = true;
+    return 0;
+}
+
+void gc_controllers_free(gc_controllers *c)
+{
+    if (!c) return;
+    if (c->running) {
+        pthread_mutex_lock(&c->lock);
+        c->stopping = true;
+        pthread_mutex_unlock(&c->lock);
+        pthread_join(c->thread, NULL);
+    }
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->lock);
+    free(c->memos);
+    free(c->events);
+    json_decref(c->parsed);
+    free(c);
+}

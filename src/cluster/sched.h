@@ -1,0 +1,103 @@
+/* The decisions of kube-scheduler 1.32 (default profile), as pure functions
+ * over jansson objects: which pods to try, which node a pod goes to, and the
+ * exact FitError text when it goes nowhere.
+ *
+ * Nothing here touches the store, the clock or a thread: the caller hands in
+ * one consistent snapshot (every Node and, per node, the non-terminal pods
+ * bound to it) and writes the outcome itself (Binding, PodScheduled
+ * condition, FailedScheduling event, nominatedNodeName, victim deletion).
+ *
+ * What is followed (pkg/scheduler v1.32):
+ *   - PreFilter NodeAffinity: when every required term names nodes through
+ *     matchFields metadata.name In, only those nodes are filtered; the others
+ *     count as "node(s) didn't satisfy plugin(s) [NodeAffinity]";
+ *   - Filters, stopping at the first failing plugin per node: NodeUnschedulable,
+ *     NodeName, TaintToleration, NodeAffinity (nodeSelector and required
+ *     terms), NodePorts (regular containers' hostPorts, as 1.32 does: sidecar
+ *     ports count only from 1.33.x/1.34 on), NodeResourcesFit (pods, cpu,
+ *     memory, ephemeral-storage, extended/hugepages resources; requests summed
+ *     over containers, maxed with init containers under the sidecar rules,
+ *     plus spec.overhead);
+ *   - a pod with status.nominatedNodeName is tried on that node first;
+ *   - DefaultPreemption (PostFilter) with its message, victim selection with
+ *     reprieve, and the candidate choice (pickOneNodeForPreemption without
+ *     PodDisruptionBudgets);
+ *   - FitError.Error() in its v1.31+ form.
+ * Simplified: scoring is NodeResourcesFit LeastAllocated over cpu and memory
+ * only (no BalancedAllocation, taint or affinity preferences, image
+ * locality), ties go to the first node in rotated order instead of a random
+ * one; every node is filtered (percentageOfNodesToScore only matters past
+ * 100 nodes); nominated pods of other pods are not counted on nodes;
+ * volume, topology-spread and inter-pod affinity plugins do not exist. */
+#ifndef GPUOP_CLUSTER_SCHED_H
+#define GPUOP_CLUSTER_SCHED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether the scheduler should try this pod: spec.nodeName empty,
+ * spec.schedulerName "default-scheduler" (or absent/empty), no
+ * metadata.deletionTimestamp, no spec.schedulingGates, and status.phase
+ * neither Succeeded nor Failed. */
+bool gc_sched_wants(const json_t *pod);
+
+typedef struct gc_sched_node {
+    const json_t *node;        /* a Node object */
+    const json_t *const *pods; /* the non-terminal pods bound (spec.nodeName) to it */
+    size_t pod_count;
+} gc_sched_node;
+
+typedef struct gc_sched_result {
+    /* Index into nodes of the node to bind to, or -1. */
+    int chosen;
+    /* When chosen is -1: the PodScheduled condition message (malloc'd), i.e.
+     * the whole FitError with its preemption part, or the error text when
+     * `error` is set. NULL when a node was chosen. */
+    char *message;
+    /* A non-fit error: the condition reason is SchedulerError, not
+     * Unschedulable (a quantity that does not parse, say). */
+    bool error;
+    /* Preemption found a node: index into nodes, else -1. kube-scheduler then
+     * sets status.nominatedNodeName to that node and deletes `victims`; the
+     * pod stays unschedulable for this attempt, and `message` is the FitError
+     * without a "preemption:" part (DefaultPreemption succeeded, so it adds
+     * no text). The next attempt tries the nominated node first. */
+    int nominated;
+    /* The pods to delete for `nominated`, most important first: borrowed
+     * pointers into the caller's pod arrays (the array itself is malloc'd). */
+    const json_t **victims;
+    size_t victim_count;
+    /* The pod's status.nominatedNodeName should be cleared: preemption ran and
+     * found no candidate, or there are no nodes at all. */
+    bool clear_nominated;
+} gc_sched_result;
+
+/* One scheduling attempt for `pod` (the caller checks gc_sched_wants) over the
+ * n nodes of a snapshot. Among feasible nodes the highest least-allocated
+ * score wins; ties go to the first in the order tie_break % n,
+ * tie_break % n + 1, ... (wrapping), so a caller can vary tie_break to spread
+ * equal nodes. With n == 0 the message is kube-scheduler's "no nodes
+ * available to schedule pods" (reason Unschedulable).
+ *
+ * Returns 0 with out filled (a node chosen, or chosen -1 with message), or -1
+ * with out->error set and out->message the error text (NULL only when memory
+ * ran out). Free out with gc_sched_result_free either way. */
+int gc_sched_schedule(const json_t *pod, const gc_sched_node *nodes, size_t n, unsigned tie_break,
+                      gc_sched_result *out);
+
+void gc_sched_result_free(gc_sched_result *r);
+
+/* The PodScheduled=False condition, in the API's member order:
+ * {type, status: "False", lastProbeTime: null, lastTransitionTime: now,
+ *  reason: "Unschedulable" (or "SchedulerError"), message}. NULL when out of
+ * memory. */
+json_t *gc_sched_unschedulable_condition(const char *message, const char *now_rfc3339);
+json_t *gc_sched_error_condition(const char *message, const char *now_rfc3339);
+
+/* The FailedScheduling event note: the message, cut to 1024 bytes with a
+ * trailing " ..." when longer (truncateMessage; bytes, as Go slices them).
+ * malloc'd; NULL when out of memory. */
+char *gc_sched_event_note(const char *message);
+
+#endif

@@ -1,0 +1,51 @@
+/* What a new embedded cluster starts with besides the four namespaces:
+ * fake nodes (kwok's node template, managed by the fake kubelet) and extra
+ * namespaces, from `gpuop cluster up --nodes N ...` or the `--lab` preset.
+ * Everything is created through the API like a client would, and only when
+ * missing, so a restart with the same options changes nothing. */
+#ifndef GPUOP_CLUSTER_SEED_H
+#define GPUOP_CLUSTER_SEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cluster/routes.h"
+#include "util/error.h"
+
+#define GC_SEED_MAX_ITEMS 16
+
+typedef struct gc_seed {
+    int nodes;          /* how many fake nodes; 0 for none */
+    const char *prefix; /* node names: PREFIX0, PREFIX1, ... */
+    const char *cpu, *memory, *pods;
+    const char *labels[GC_SEED_MAX_ITEMS]; /* "key=value" */
+    size_t label_count;
+    const char *taints[GC_SEED_MAX_ITEMS]; /* "key=value:Effect" or "key:Effect" */
+    size_t taint_count;
+    const char *runtime_handlers; /* comma-separated names the nodes report; default "runc" */
+    const char *namespaces[GC_SEED_MAX_ITEMS];
+    size_t namespace_count;
+    /* How the cluster behaves, passed the same way: */
+    bool no_controllers; /* --no-controllers: the API server alone */
+    bool runtime_check;  /* --kubelet-runtime-check: see controllers.h */
+} gc_seed;
+
+/* The defaults: no nodes; a node would be kwok-node-N with cpu 32, memory
+ * 256Gi, pods 110 (kwokctl's template). */
+void gc_seed_defaults(gc_seed *s);
+
+/* The lab preset (lab.md): lab-node-0..2, cpu 16, memory 32Gi, pods 110,
+ * untainted, handler runc only, namespace gpu-operator. */
+void gc_seed_lab(gc_seed *s);
+
+/* Parses one option of the cluster's shape (--nodes N, --node-cpu Q,
+ * --node-memory Q, --node-pods N, --node-prefix P, --node-label K=V,
+ * --node-taint K=V:EFFECT, --node-runtime-handlers A,B, --namespace NS,
+ * --lab, --no-controllers, --kubelet-runtime-check). Returns how many arguments it used (1 or 2), 0
+ * when argv[0] is not such an option, -1 with err set when its value is bad. */
+int gc_seed_option(gc_seed *s, int argc, char **argv, gp_error *err);
+
+/* Creates what is missing. */
+int gc_seed_apply(gc_api *api, const gc_seed *s, gp_error *err);
+
+#endif

@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# The controllers of the embedded control plane as the lab sees them, with
+# the real kubectl on a `gpuop cluster up --lab` cluster: lab steps 5-8
+# (k8s-semantics.md 5.5, 6.6, 6.7), the garbage collector and namespace
+# deletion. One cluster per file; HOME and KUBECONFIG in a temporary
+# directory, never the user's.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    : "${GPUOP:?set GPUOP to the gpuop binary}"
+    export LTMP="$BATS_FILE_TMPDIR"
+    export HOME=$LTMP/home
+    export KUBECONFIG=$LTMP/kubeconfig
+    mkdir -p "$HOME"
+    "$GPUOP" cluster up --lab --data "$LTMP/data" >"$LTMP/up.log" 2>&1
+}
+
+teardown_file() {
+    "$GPUOP" cluster down --data "$LTMP/data" >/dev/null 2>&1 || true
+}
+
+k() {
+    kubectl --cache-dir "$LTMP/cache" --request-timeout=10s "$@"
+}
+
+# Polls `k ARGS` until its output equals WANT (at most ~15 s).
+until_output() {
+    local want=$1
+    shift
+    for _ in $(seq 1 150); do
+        [ "$(k "$@" 2>/dev/null)" = "$want" ] && return 0
+        sleep 0.1
+    done
+    echo "last output: $(k "$@" 2>&1)" >&2
+    echo "wanted:      $want" >&2
+    return 1
+}
+
+gpu_manifest() {
+    cat <<'EOF'
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: nvidia
+handler: nvidia
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cuda-probe
+  namespace: gpu-lab
+spec:
+  runtimeClassName: nvidia
+  restartPolicy: Never
+  containers:
+  - name: cuda
+    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+    command: ["nvidia-smi"]
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+EOF
+}
+
+toolkit_manifest() {
+    cat <<EOF
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvidia-container-toolkit
+  namespace: gpu-operator
+spec:
+  selector:
+    matchLabels:
+      app: nvidia-container-toolkit
+  updateStrategy:
+    rollingUpdate:
+      maxUnavailable: 1
+  template:
+    metadata:
+      labels:
+        app: nvidia-container-toolkit
+    spec:
+      containers:
+      - name: agent
+        image: nvcr.io/nvidia/k8s/container-toolkit:$1
+        resources:
+          requests:
+            memory: $2
+EOF
+}
+
+@test "the lab preset: three Ready, untainted nodes of 16 cpu and 32Gi, and gpu-operator" {
+    until_output $'lab-node-0 True\nlab-node-1 True\nlab-node-2 True' get nodes \
+        -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}'
+    run k get nodes -o custom-columns='NAME:.metadata.name,CPU:.status.allocatable.cpu,MEM:.status.allocatable.memory,PODS:.status.allocatable.pods,TAINTS:.spec.taints'
+    [ "${lines[1]}" = "lab-node-0   16    32Gi   110    <none>" ]
+    [ "${#lines[@]}" -eq 4 ]
+    run k get ns gpu-operator -o jsonpath='{.status.phase}'
+    [ "$output" = "Active" ]
+    run k get nodes
+    [[ "${lines[1]}" =~ ^lab-node-0\ +Ready\ +agent\ +[0-9]+s\ +v1.32.0-kwok$ ]]
+}
+
+@test "step 5: the GPU pod is Pending with the scheduler's exact words, on the pod and in describe" {
+    k create namespace gpu-lab >/dev/null
+    run k apply -f <(gpu_manifest)
+    [ "${lines[1]}" = "pod/cuda-probe created" ]
+    local msg='0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.'
+    until_output "False Unschedulable $msg" get pod cuda-probe -n gpu-lab \
+        -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status} {.status.conditions[?(@.type=="PodScheduled")].reason} {.status.conditions[?(@.type=="PodScheduled")].message}'
+    run k get pod cuda-probe -n gpu-lab
+    [[ "${lines[1]}" =~ ^cuda-probe\ +0/1\ +Pending\ +0\ + ]]
+    run k describe pod cuda-probe -n gpu-lab
+    [[ "$output" =~ Warning\ +FailedScheduling\ +[0-9a-z]+\ +default-scheduler\ +0/3\ nodes\ are\ available:\ 3\ Insufficient\ nvidia.com/gpu\. ]]
+}
+
+@test "step 6: a node that advertises nvidia.com/gpu gets the pod, which runs" {
+    run k patch node lab-node-0 --subresource=status \
+        -p '{"status":{"capacity":{"nvidia.com/gpu":"4"},"allocatable":{"nvidia.com/gpu":"4"}}}'
+    [ "$output" = "node/lab-node-0 patched" ]
+    until_output "Running lab-node-0" get pod cuda-probe -n gpu-lab -o jsonpath='{.status.phase} {.spec.nodeName}'
+    run k wait --for=condition=Ready pod/cuda-probe -n gpu-lab --timeout=15s
+    [ "$output" = "pod/cuda-probe condition met" ]
+    run k get pod cuda-probe -n gpu-lab -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}'
+    [ "$output" = "True" ]
+    run k get pod cuda-probe -n gpu-lab
+    [[ "${lines[1]}" =~ ^cuda-probe\ +1/1\ +Running\ +0\ + ]]
+    run k get events -n gpu-lab --field-selector reason=Scheduled -o jsonpath='{.items[0].message}'
+    [ "$output" = "Successfully assigned gpu-lab/cuda-probe to lab-node-0" ]
+    run k describe node lab-node-0
+    [[ "$output" =~ nvidia.com/gpu\ +1\ +1 ]]
+}
+
+@test "step 8: the toolkit DaemonSet rolls out, then stalls after one node on 64Gi" {
+    run k apply -f <(toolkit_manifest v1.16.2 128Mi)
+    [ "$output" = "daemonset.apps/nvidia-container-toolkit created" ]
+    until_output "3 3 3 3 3 1" get ds nvidia-container-toolkit -n gpu-operator \
+        -o jsonpath='{.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberReady} {.status.updatedNumberScheduled} {.status.numberAvailable} {.status.observedGeneration}'
+    run k rollout status ds/nvidia-container-toolkit -n gpu-operator --timeout=10s
+    [ "$output" = 'daemon set "nvidia-container-toolkit" successfully rolled out' ]
+    run k get pods -n gpu-operator -o jsonpath='{range .items[*]}{.metadata.labels.pod-template-generation} {.metadata.ownerReferences[0].kind} {.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].key}{"\n"}{end}'
+    [ "$output" = $'1 DaemonSet metadata.name\n1 DaemonSet metadata.name\n1 DaemonSet metadata.name' ]
+
+    run k apply -f <(toolkit_manifest v1.17.0 64Gi)
+    [ "$output" = "daemonset.apps/nvidia-container-toolkit configured" ]
+    # desired current ready up-to-date available unavailable misscheduled observedGeneration
+    until_output "3 3 2 1 2 1 0 2" get ds nvidia-container-toolkit -n gpu-operator \
+        -o jsonpath='{.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberReady} {.status.updatedNumberScheduled} {.status.numberAvailable} {.status.numberUnavailable} {.status.numberMisscheduled} {.status.observedGeneration}'
+    run k get ds -n gpu-operator
+    [[ "${lines[1]}" =~ ^nvidia-container-toolkit\ +3\ +3\ +2\ +1\ +2\ +\<none\>\ + ]]
+    run k rollout status ds/nvidia-container-toolkit -n gpu-operator --timeout=2s
+    [ "$status" -eq 1 ]
+    [ "${lines[0]}" = 'Waiting for daemon set "nvidia-container-toolkit" rollout to finish: 1 out of 3 new pods have been updated...' ]
+    [ "${lines[-1]}" = "error: timed out waiting for the condition" ]
+    run k rollout status ds/nvidia-container-toolkit -n gpu-operator --watch=false
+    [ "$status" -eq 0 ]
+    [ "$output" = 'Waiting for daemon set "nvidia-container-toolkit" rollout to finish: 1 out of 3 new pods have been updated...' ]
+    # two old pods run, the new one is Pending with the scheduler's reason
+    run k get pods -n gpu-operator -o jsonpath='{range .items[*]}{.status.phase} {.metadata.labels.pod-template-generation}{"\n"}{end}'
+    [ "$(printf '%s\n' "${lines[@]}" | sort | tr '\n' ',')" = "Pending 2,Running 1,Running 1," ]
+    local pending
+    pending=$(k get pods -n gpu-operator --field-selector=status.phase=Pending -o name)
+    run k get "$pending" -n gpu-operator -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+    [ "$output" = "0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling." ]
+    run k get controllerrevisions -n gpu-operator -o jsonpath='{range .items[*]}{.revision}{"\n"}{end}'
+    [ "$(printf '%s\n' "${lines[@]}" | sort | tr '\n' ',')" = "1,2," ]
+    run k describe ds nvidia-container-toolkit -n gpu-operator
+    [[ "$output" == *"Number of Nodes Scheduled with Up-to-date Pods: 1"* ]]
+    [[ "$output" =~ Pods\ Status:\ +2\ Running\ /\ 1\ Waiting\ /\ 0\ Succeeded\ /\ 0\ Failed ]]
+    [[ "$output" =~ Normal\ +SuccessfulDelete\ +[0-9a-z]+\ +daemonset-controller\ +Deleted\ pod:\ nvidia-container-toolkit- ]]
+}
+
+@test "the garbage collector removes a deleted DaemonSet's pods and revisions" {
+    run k delete ds nvidia-container-toolkit -n gpu-operator
+    [ "$output" = 'daemonset.apps "nvidia-container-toolkit" deleted' ]
+    until_output "" get pods,controllerrevisions -n gpu-operator -o name
+}
+
+@test "deleting a namespace deletes what is in it, then the namespace" {
+    run k delete namespace gpu-lab --timeout=30s
+    [ "$output" = 'namespace "gpu-lab" deleted' ]
+    run k get namespace gpu-lab
+    [ "$output" = 'Error from server (NotFound): namespaces "gpu-lab" not found' ]
+    run k get pods -A -o name
+    [ "$output" = "" ]
+}
