@@ -59,6 +59,7 @@ struct gc_controllers {
 
 typedef struct snapshot {
     json_t *nodes, *pods, *daemonsets, *revisions, *namespaces, *runtimeclasses, *configmaps;
+    json_t *leases;
     json_t *all; /* [{resource, group, object}] for the garbage collector */
 } snapshot;
 
@@ -134,7 +135,7 @@ static void take_snapshot(gc_controllers *c, snapshot *s)
     json_decref(list_resource(c, "", "serviceaccounts", s->all));
     json_decref(list_resource(c, "", "events", s->all));
     json_decref(list_resource(c, "events.k8s.io", "events", s->all));
-    json_decref(list_resource(c, "coordination.k8s.io", "leases", s->all));
+    s->leases = list_resource(c, "coordination.k8s.io", "leases", s->all);
     /* what is gone from the store leaves the cache with this swap */
     json_decref(c->parsed);
     c->parsed = c->parsed_next;
@@ -150,6 +151,7 @@ static void free_snapshot(snapshot *s)
     json_decref(s->namespaces);
     json_decref(s->runtimeclasses);
     json_decref(s->configmaps);
+    json_decref(s->leases);
     json_decref(s->all);
 }
 
@@ -320,6 +322,59 @@ static bool heartbeat_due(const json_t *node, time_t now)
     return now - then >= HEARTBEAT_SECONDS + (time_t)(jitter % (HEARTBEAT_JITTER + 1));
 }
 
+/* A lab drill takes a node down with `kubectl annotate node X
+ * gpuop.io/not-ready=true`: its kubelet stops posting status (conditions
+ * Unknown, as the node lifecycle controller writes them) until the
+ * annotation goes. */
+#define NOT_READY_ANNOTATION "gpuop.io/not-ready"
+
+static bool held_down(const json_t *node)
+{
+    const char *v = str_at(json_object_get(node, "metadata"), "annotations", NOT_READY_ANNOTATION);
+    return v && strcmp(v, "true") == 0;
+}
+
+static const json_t *lease_of(const snapshot *s, const char *node)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach(s->leases, i, l)
+    {
+        const char *ns = meta(l, "namespace"), *name = meta(l, "name");
+        if (ns && name && strcmp(ns, "kube-node-lease") == 0 && strcmp(name, node) == 0) return l;
+    }
+    return NULL;
+}
+
+/* The kubelet's node Lease (kube-node-lease/NODE), renewed with each
+ * heartbeat; kubectl describe node shows it. */
+static int renew_lease(gc_controllers *c, const snapshot *s, const json_t *node, time_t now)
+{
+    const char *name = meta(node, "name");
+    char when[40], path[400];
+    gc_format_time(now, when);
+    /* MicroTime: six decimals */
+    snprintf(when + strlen(when) - 1, sizeof when - strlen(when) + 1, ".000000Z");
+    if (lease_of(s, name)) {
+        object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", name,
+                    NULL);
+        json_t *patch = json_pack("{s:{s:s}}", "spec", "renewTime", when);
+        int w = send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        json_decref(patch);
+        return w;
+    }
+    object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", NULL, NULL);
+    json_t *lease = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}, s:{s:s, s:i, s:s}}", "apiVersion",
+        "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name, "namespace",
+        "kube-node-lease", "ownerReferences", "apiVersion", "v1", "kind", "Node", "name", name,
+        "uid", meta(node, "uid"), "spec", "holderIdentity", name, "leaseDurationSeconds", 40,
+        "renewTime", when);
+    int w = send(c, "POST", path, NULL, NULL, lease, NULL);
+    json_decref(lease);
+    return w;
+}
+
 static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
 {
     int writes = 0;
@@ -329,14 +384,21 @@ static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
     {
         if (!gc_kubelet_manages(node)) continue;
         json_t *patch = NULL;
-        if (!node_ready(node)) {
+        bool beat = false;
+        if (held_down(node)) {
+            patch = gc_kubelet_node_not_ready(node, now);
+        } else if (!node_ready(node)) {
             const char *ip = internal_ip(node);
             char fallback[32];
             snprintf(fallback, sizeof fallback, "10.89.0.%zu", i % 250 + 2);
             patch = gc_kubelet_node_init(node, ip ? ip : fallback, now);
+            beat = true;
         } else if (heartbeat_due(node, now)) {
             patch = gc_kubelet_node_heartbeat(node, now);
+            beat = true;
         }
+        if (beat || (!held_down(node) && !lease_of(s, meta(node, "name"))))
+            writes += renew_lease(c, s, node, now);
         if (!patch) continue;
         char path[400];
         object_path(path, sizeof path, "", "nodes", NULL, meta(node, "name"), "status");
@@ -406,20 +468,15 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
         if (c->opt.runtime_check && rc)
             patch = gc_kubelet_pod_runtime_missing(pod, node, rc, now, &note);
         if (patch) {
-            /* held: say so once, when the pod first gets stuck */
-            const char *phase_reason = NULL;
-            json_t *cs = json_array_get(
-                json_object_get(json_object_get(pod, "status"), "containerStatuses"), 0);
-            phase_reason = str_at(json_object_get(cs, "state"), "waiting", "reason");
-            bool already = phase_reason && strcmp(phase_reason, "ContainerCreating") == 0;
-            if (!already) {
+            /* held: said once, when the pod first gets stuck (an empty
+             * patch means it shows that already) */
+            if (json_object_size(patch) > 0) {
                 char spath[620];
                 snprintf(spath, sizeof spath, "%s/status", path);
                 writes += send(c, "PATCH", spath, NULL, SMP, patch, NULL);
+                writes += record_event(c, pod, "Pod", "v1", GC_KUBELET_SANDBOX_EVENT_TYPE,
+                                       GC_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet", now);
             }
-            writes += already ? 0
-                              : record_event(c, pod, "Pod", "v1", GC_KUBELET_SANDBOX_EVENT_TYPE,
-                                             GC_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet", now);
             json_decref(patch);
             free(note);
             continue;

@@ -186,3 +186,43 @@ EOF
     run k get pods -A -o name
     [ "$output" = "" ]
 }
+
+@test "the fake kubelet renews node leases, and a node can be taken down and back" {
+    run k get lease lab-node-1 -n kube-node-lease -o jsonpath='{.spec.holderIdentity} {.spec.leaseDurationSeconds}'
+    [ "$output" = "lab-node-1 40" ]
+    run k describe node lab-node-1
+    [[ "$output" =~ HolderIdentity:\ +lab-node-1 ]]
+    k annotate node lab-node-2 gpuop.io/not-ready=true >/dev/null
+    until_output "Unknown NodeStatusUnknown" get node lab-node-2 \
+        -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+    run k get node lab-node-2
+    [[ "${lines[1]}" =~ ^lab-node-2\ +NotReady\ + ]]
+    k annotate node lab-node-2 gpuop.io/not-ready- >/dev/null
+    until_output "True KubeletReady" get node lab-node-2 \
+        -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+}
+
+@test "runtime-check mode: a pod whose handler no node reports waits in ContainerCreating" {
+    "$GPUOP" cluster serve --data "$LTMP/strict" --lab --kubelet-runtime-check \
+        >"$LTMP/strict.log" 2>&1 &
+    local pid=$!
+    local kc=$LTMP/strict/kubeconfig
+    for _ in $(seq 1 100); do
+        [ -f "$kc" ] && kubectl --kubeconfig "$kc" --cache-dir "$LTMP/cache2" get --raw /readyz >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+    ks() { kubectl --kubeconfig "$kc" --cache-dir "$LTMP/cache2" --request-timeout=10s "$@"; }
+    ks create namespace gpu-lab >/dev/null
+    gpu_manifest | sed '/nvidia.com\/gpu: 1/d; /limits:/d; /resources:/d' | ks apply -f - >/dev/null
+    local reason=""
+    for _ in $(seq 1 100); do
+        reason=$(ks get pod cuda-probe -n gpu-lab -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}' 2>/dev/null)
+        [ "$reason" = "ContainerCreating" ] && break
+        sleep 0.1
+    done
+    run ks get events -n gpu-lab --field-selector reason=FailedCreatePodSandBox -o jsonpath='{.items[0].message}'
+    kill "$pid"
+    wait "$pid" || true
+    [ "$reason" = "ContainerCreating" ]
+    [[ "$output" == *'no runtime for "nvidia" is configured'* ]]
+}
