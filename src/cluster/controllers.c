@@ -55,12 +55,26 @@ struct gc_controllers {
     json_t *parsed_next;
 };
 
+static const char *str_at(const json_t *obj, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(obj, a);
+    if (b) v = json_object_get(v, b);
+    return json_string_value(v);
+}
+
+static const char *meta(const json_t *obj, const char *key)
+{
+    return str_at(obj, "metadata", key);
+}
+
 /* ---- snapshot -------------------------------------------------------------- */
 
 typedef struct snapshot {
     json_t *nodes, *pods, *daemonsets, *revisions, *namespaces, *runtimeclasses, *configmaps;
     json_t *leases;
-    json_t *all; /* [{resource, group, object}] for the garbage collector */
+    json_t *node_index; /* node name -> its position in nodes (an integer) */
+    json_t *pod_ips;    /* node name -> {ip: true} of its pods */
+    json_t *all;        /* [{resource, group, object}] for the garbage collector */
 } snapshot;
 
 /* Every object of one resource, parsed. The store lock is held only while
@@ -136,6 +150,23 @@ static void take_snapshot(gc_controllers *c, snapshot *s)
     json_decref(list_resource(c, "", "events", s->all));
     json_decref(list_resource(c, "events.k8s.io", "events", s->all));
     s->leases = list_resource(c, "coordination.k8s.io", "leases", s->all);
+    s->node_index = json_object();
+    size_t i;
+    json_t *o;
+    json_array_foreach(s->nodes, i, o)
+    {
+        const char *name = meta(o, "name");
+        if (name) json_object_set_new(s->node_index, name, json_integer((json_int_t)i));
+    }
+    s->pod_ips = json_object();
+    json_array_foreach(s->pods, i, o)
+    {
+        const char *node = str_at(o, "spec", "nodeName"), *ip = str_at(o, "status", "podIP");
+        if (!node || !ip) continue;
+        json_t *set = json_object_get(s->pod_ips, node);
+        if (!set) json_object_set_new(s->pod_ips, node, set = json_object());
+        json_object_set_new(set, ip, json_true());
+    }
     /* what is gone from the store leaves the cache with this swap */
     json_decref(c->parsed);
     c->parsed = c->parsed_next;
@@ -152,22 +183,12 @@ static void free_snapshot(snapshot *s)
     json_decref(s->runtimeclasses);
     json_decref(s->configmaps);
     json_decref(s->leases);
+    json_decref(s->node_index);
+    json_decref(s->pod_ips);
     json_decref(s->all);
 }
 
 /* ---- small helpers ---------------------------------------------------------- */
-
-static const char *str_at(const json_t *obj, const char *a, const char *b)
-{
-    const json_t *v = json_object_get(obj, a);
-    if (b) v = json_object_get(v, b);
-    return json_string_value(v);
-}
-
-static const char *meta(const json_t *obj, const char *key)
-{
-    return str_at(obj, "metadata", key);
-}
 
 static void object_path(char *buf, size_t size, const char *group, const char *resource,
                         const char *ns, const char *name, const char *sub)
@@ -268,6 +289,12 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
 
 /* ---- fake kubelet ------------------------------------------------------------ */
 
+static const json_t *node_named(const snapshot *s, const char *name)
+{
+    const json_t *at = name ? json_object_get(s->node_index, name) : NULL;
+    return at ? json_array_get(s->nodes, (size_t)json_integer_value(at)) : NULL;
+}
+
 static const json_t *find_by_name(const json_t *list, const char *name)
 {
     size_t i;
@@ -364,12 +391,12 @@ static int renew_lease(gc_controllers *c, const snapshot *s, const json_t *node,
         return w;
     }
     object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", NULL, NULL);
-    json_t *lease = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}, s:{s:s, s:i, s:s}}", "apiVersion",
-        "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name, "namespace",
-        "kube-node-lease", "ownerReferences", "apiVersion", "v1", "kind", "Node", "name", name,
-        "uid", meta(node, "uid"), "spec", "holderIdentity", name, "leaseDurationSeconds", 40,
-        "renewTime", when);
+    json_t *lease =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}, s:{s:s, s:i, s:s}}",
+                  "apiVersion", "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name,
+                  "namespace", "kube-node-lease", "ownerReferences", "apiVersion", "v1", "kind",
+                  "Node", "name", name, "uid", meta(node, "uid"), "spec", "holderIdentity", name,
+                  "leaseDurationSeconds", 40, "renewTime", when);
     int w = send(c, "POST", path, NULL, NULL, lease, NULL);
     json_decref(lease);
     return w;
@@ -408,28 +435,21 @@ static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
     return writes;
 }
 
-static bool ip_in_use(const json_t *pods, const char *node, const char *ip)
-{
-    size_t i;
-    json_t *p;
-    json_array_foreach(pods, i, p)
-    {
-        const char *n = str_at(p, "spec", "nodeName");
-        const char *pip = str_at(p, "status", "podIP");
-        if (n && pip && strcmp(n, node) == 0 && strcmp(pip, ip) == 0) return true;
-    }
-    return false;
-}
-
-/* The pod-ready patch with an address no other pod on the node has. */
-static json_t *ready_patch(const json_t *pod, const json_t *node, const json_t *pods, time_t now)
+/* The pod-ready patch with an address no other pod on the node has; the
+ * address is then taken. */
+static json_t *ready_patch(const json_t *pod, const json_t *node, snapshot *s, time_t now)
 {
     const char *name = meta(node, "name");
+    json_t *used = json_object_get(s->pod_ips, name);
+    if (!used) json_object_set_new(s->pod_ips, name, used = json_object());
     for (unsigned index = 0; index < 4096; index++) {
         json_t *patch = gc_kubelet_pod_ready(pod, node, index, now);
         if (!patch) return NULL;
         const char *ip = str_at(patch, "status", "podIP");
-        if (!ip || !ip_in_use(pods, name, ip)) return patch;
+        if (!ip || !json_object_get(used, ip)) {
+            if (ip) json_object_set_new(used, ip, json_true());
+            return patch;
+        }
         json_decref(patch);
     }
     return NULL;
@@ -449,7 +469,7 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
     json_array_foreach(s->pods, i, pod)
     {
         const char *node_name = str_at(pod, "spec", "nodeName");
-        const json_t *node = node_name ? find_by_name(s->nodes, node_name) : NULL;
+        const json_t *node = node_named(s, node_name);
         if (!node || !gc_kubelet_manages(node)) continue;
         const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
         char path[600];
@@ -482,17 +502,11 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
             continue;
         }
         free(note);
-        patch = ready_patch(pod, node, s->pods, now);
+        patch = ready_patch(pod, node, s, now);
         if (!patch) continue;
         char spath[620];
         snprintf(spath, sizeof spath, "%s/status", path);
-        json_t *updated = NULL;
-        if (send(c, "PATCH", spath, NULL, SMP, patch, &updated)) {
-            writes++;
-            /* later pods on this node in the same pass must see the address */
-            if (updated) json_array_set(s->pods, i, updated);
-        }
-        json_decref(updated);
+        writes += send(c, "PATCH", spath, NULL, SMP, patch, NULL);
         json_decref(patch);
     }
     return writes;
@@ -575,8 +589,8 @@ static void build_view(const snapshot *s, node_view *v)
     {
         const char *node = str_at(pod, "spec", "nodeName");
         if (!node || !*node || terminal(pod)) continue;
-        for (size_t k = 0; k < v->n; k++)
-            if (strcmp(meta(v->nodes[k].node, "name"), node) == 0) add_bound(v, k, pod);
+        const json_t *at = json_object_get(s->node_index, node);
+        if (at) add_bound(v, (size_t)json_integer_value(at), pod);
     }
 }
 
@@ -672,6 +686,7 @@ static int schedule(gc_controllers *c, const snapshot *s, time_t now)
     unsigned long long fingerprint = cluster_fingerprint(s);
     node_view v;
     build_view(s, &v);
+    gc_sched_cluster *cluster = NULL;
     int writes = 0;
     size_t i;
     json_t *pod;
@@ -681,12 +696,21 @@ static int schedule(gc_controllers *c, const snapshot *s, time_t now)
         const char *uid = meta(pod, "uid");
         sched_memo *m = uid ? memo_for(c, uid) : NULL;
         if (m && m->cluster == fingerprint) continue; /* nothing new to try with */
+        gp_error err = {0};
+        /* parsed once per pass, and only when some pod needs it */
+        if (!cluster && !(cluster = gc_sched_cluster_new(v.nodes, v.n, &err))) break;
         gc_sched_result r;
-        if (gc_sched_schedule(pod, v.nodes, v.n, c->tie_break++, &r) != 0) continue;
+        if (gc_sched_schedule_in(cluster, pod, c->tie_break++, &r) != 0) {
+            writes += schedule_failed(c, pod, &r, now);
+            if (m) m->cluster = fingerprint;
+            gc_sched_result_free(&r);
+            continue;
+        }
         if (r.chosen >= 0) {
             int w = bind(c, pod, meta(v.nodes[r.chosen].node, "name"), now);
             writes += w;
-            if (w) add_bound(&v, (size_t)r.chosen, pod); /* assumed for the next pods */
+            /* assumed on its node for the pods after it in this pass */
+            if (w) gc_sched_cluster_assume(cluster, (size_t)r.chosen, pod, &err);
             if (m) m->cluster = 0;
         } else {
             writes += schedule_failed(c, pod, &r, now);
@@ -695,6 +719,7 @@ static int schedule(gc_controllers *c, const snapshot *s, time_t now)
         }
         gc_sched_result_free(&r);
     }
+    gc_sched_cluster_free(cluster);
     free_view(&v);
     return writes;
 }

@@ -514,31 +514,6 @@ static int node_info_init(node_info *ni, const gc_sched_node *in, const nonzero_
     return 0;
 }
 
-static void sched_free(sched *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        node_info_free(&s->nodes[i]);
-    free(s->nodes);
-    pod_info_free(&s->self);
-}
-
-static int sched_init(sched *s, const json_t *pod, const gc_sched_node *nodes, size_t n)
-{
-    if (kq_parse(DEFAULT_MILLI_CPU, &s->nz.cpu, &s->err) < 0 ||
-        kq_parse(DEFAULT_MEMORY, &s->nz.memory, &s->err) < 0)
-        return -1;
-    s->pod = pod;
-    if (pod_info_init(&s->self, pod, &s->nz, &s->err) < 0) return -1;
-    s->nodes = calloc(n, sizeof *s->nodes);
-    if (!s->nodes) return oom(&s->err);
-    for (; s->n < n; s->n++)
-        if (node_info_init(&s->nodes[s->n], &nodes[s->n], &s->nz, &s->err) < 0) {
-            s->n++;
-            return -1;
-        }
-    return 0;
-}
-
 /* ---- filter statuses (framework.Status) ----------------------------------- */
 
 typedef enum st_code { ST_SUCCESS = 0, ST_UNSCHEDULABLE, ST_UNRESOLVABLE } st_code;
@@ -1431,13 +1406,69 @@ static int fail_error(gc_sched_result *out, const gp_error *err)
     return -1;
 }
 
-int gc_sched_schedule(const json_t *pod, const gc_sched_node *nodes, size_t n, unsigned tie_break,
-                      gc_sched_result *out)
+/* The nodes and their pods, parsed once for many decisions. */
+struct gc_sched_cluster {
+    sched s; /* s.self and s.pod are set per decision */
+};
+
+gc_sched_cluster *gc_sched_cluster_new(const gc_sched_node *nodes, size_t n, gp_error *err)
+{
+    gc_sched_cluster *c = calloc(1, sizeof *c);
+    if (!c) {
+        oom(err);
+        return NULL;
+    }
+    sched *s = &c->s;
+    if (kq_parse(DEFAULT_MILLI_CPU, &s->nz.cpu, err) < 0 ||
+        kq_parse(DEFAULT_MEMORY, &s->nz.memory, err) < 0)
+        goto fail;
+    s->nodes = calloc(n ? n : 1, sizeof *s->nodes);
+    if (!s->nodes) {
+        oom(err);
+        goto fail;
+    }
+    for (; s->n < n; s->n++)
+        if (node_info_init(&s->nodes[s->n], &nodes[s->n], &s->nz, err) < 0) {
+            s->n++;
+            goto fail;
+        }
+    return c;
+fail:
+    gc_sched_cluster_free(c);
+    return NULL;
+}
+
+int gc_sched_cluster_assume(gc_sched_cluster *c, size_t node, const json_t *pod, gp_error *err)
+{
+    if (node >= c->s.n) return 0;
+    node_info *ni = &c->s.nodes[node];
+    pod_info *v = realloc(ni->pods, (ni->npods + 2) * sizeof *v);
+    if (!v) return oom(err);
+    ni->pods = v;
+    if (pod_info_init(&ni->pods[ni->npods], pod, &c->s.nz, err) < 0) {
+        pod_info_free(&ni->pods[ni->npods]);
+        return -1;
+    }
+    ni->npods++;
+    return 0;
+}
+
+void gc_sched_cluster_free(gc_sched_cluster *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->s.n; i++)
+        node_info_free(&c->s.nodes[i]);
+    free(c->s.nodes);
+    free(c);
+}
+
+int gc_sched_schedule_in(gc_sched_cluster *c, const json_t *pod, unsigned tie_break,
+                         gc_sched_result *out)
 {
     memset(out, 0, sizeof *out);
     out->chosen = -1;
     out->nominated = -1;
-    if (n == 0) {
+    if (c->s.n == 0) {
         /* ErrNoNodesAvailable: UnschedulableAndUnresolvable, so the reason is
          * still Unschedulable, and the nominated node is cleared. */
         out->clear_nominated = true;
@@ -1447,13 +1478,32 @@ int gc_sched_schedule(const json_t *pod, const gc_sched_node *nodes, size_t n, u
         oom(&err);
         return fail_error(out, &err);
     }
-    sched s;
-    memset(&s, 0, sizeof s);
-    int rc = sched_init(&s, pod, nodes, n);
-    if (rc == 0) rc = decide(&s, tie_break, out);
-    if (rc < 0) fail_error(out, &s.err);
-    sched_free(&s);
+    sched *s = &c->s;
+    memset(&s->err, 0, sizeof s->err);
+    s->pod = pod;
+    int rc = pod_info_init(&s->self, pod, &s->nz, &s->err);
+    if (rc == 0) rc = decide(s, tie_break, out);
+    if (rc < 0) fail_error(out, &s->err);
+    pod_info_free(&s->self);
+    memset(&s->self, 0, sizeof s->self);
+    s->pod = NULL;
     return rc < 0 ? -1 : 0;
+}
+
+int gc_sched_schedule(const json_t *pod, const gc_sched_node *nodes, size_t n, unsigned tie_break,
+                      gc_sched_result *out)
+{
+    gp_error err = {0};
+    gc_sched_cluster *c = gc_sched_cluster_new(nodes, n, &err);
+    if (!c) {
+        memset(out, 0, sizeof *out);
+        out->chosen = -1;
+        out->nominated = -1;
+        return fail_error(out, &err);
+    }
+    int rc = gc_sched_schedule_in(c, pod, tie_break, out);
+    gc_sched_cluster_free(c);
+    return rc;
 }
 
 void gc_sched_result_free(gc_sched_result *r)
