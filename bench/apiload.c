@@ -55,6 +55,9 @@
 #include <unistd.h>
 
 static const char *prog = "apiload";
+/* When run_load's threads started their requests (CLOCK_MONOTONIC ns): the
+ * time origin of pods-running. */
+static long long load_started_ns;
 
 /* A server that died answers every request at once with "connection
  * refused": a thread gives up after this many transport errors in a row. */
@@ -62,9 +65,12 @@ static const char *prog = "apiload";
 #define MAX_ERRORS_SHOWN              8
 
 typedef struct config {
-    const char *op, *url, *data, *ns, *patch_type;
+    const char *op, *url, *data, *ns, *patch_type, *max_unavailable;
     int threads;
     long count, objects, nodes, limit;
+    long first;     /* create-pods, pods-running: the first pod is p-FIRST */
+    long timeout_s; /* pods-running, daemonset, nodes-ready */
+    double since;   /* nodes-ready: when the server was started */
     char token[128];
     char ca[PATH_MAX];
 } config;
@@ -525,7 +531,7 @@ static void *run_worker(void *arg)
         else if (strcmp(cfg->op, "patch") == 0)
             op_patch(w, i);
         else
-            op_create(w, i);
+            op_create(w, cfg->first + i);
     }
     pthread_barrier_wait(w->start);
     return NULL;
@@ -618,6 +624,7 @@ static int run_load(config *cfg)
     }
     pthread_barrier_wait(&start);
     long long t0 = now_ns(CLOCK_MONOTONIC);
+    load_started_ns = t0;
     pthread_barrier_wait(&start);
     long long t1 = now_ns(CLOCK_MONOTONIC);
     for (int t = 0; t < cfg->threads; t++)

@@ -230,6 +230,41 @@ static void test_lab_cuda_probe_after_gpu_patch(void **state)
     fixture_free(f);
 }
 
+/* One parsed cluster for many decisions: a pod assumed on a node counts
+ * against it for the next decision, as kube-scheduler's assumed pods do. */
+static void test_cluster_reused_with_assumed_pods(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    lab_node(f, "lab-node-0", ",'nvidia.com/gpu':'1'", NULL);
+    lab_node(f, "lab-node-1", NULL, NULL);
+    for (size_t i = 0; i < f->n; i++) {
+        f->view[i].node = f->nodes[i];
+        f->view[i].pods = (const json_t *const *)f->pods[i];
+        f->view[i].pod_count = f->npods[i];
+    }
+    gp_error err = {0};
+    gc_sched_cluster *c = gc_sched_cluster_new(f->view, f->n, &err);
+    assert_non_null(c);
+    json_t *first = sq_load(CUDA_PROBE), *second = sq_load(CUDA_PROBE);
+    gc_sched_result r;
+    assert_int_equal(gc_sched_schedule_in(c, first, 0, &r), 0);
+    assert_int_equal(r.chosen, 0);
+    gc_sched_result_free(&r);
+    assert_int_equal(gc_sched_cluster_assume(c, 0, first, &err), 0);
+    /* the only GPU is taken by the assumed pod */
+    assert_int_equal(gc_sched_schedule_in(c, second, 0, &r), 0);
+    assert_int_equal(r.chosen, -1);
+    assert_string_equal(r.message, "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. "
+                                   "preemption: 0/2 nodes are available: 2 No preemption victims "
+                                   "found for incoming pod.");
+    gc_sched_result_free(&r);
+    json_decref(first);
+    json_decref(second);
+    gc_sched_cluster_free(c);
+    fixture_free(f);
+}
+
 static void test_lab_daemonset_64gi(void **state)
 {
     (void)state;
@@ -981,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_lab_cuda_probe_no_gpu),
         cmocka_unit_test(test_lab_cuda_probe_after_gpu_patch),
         cmocka_unit_test(test_lab_daemonset_64gi),
+        cmocka_unit_test(test_cluster_reused_with_assumed_pods),
         cmocka_unit_test(test_lab_daemonset_high_priority_victims_not_enough),
         cmocka_unit_test(test_lab_untolerated_taint),
         cmocka_unit_test(test_sort_mixed_reasons),
