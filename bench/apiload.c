@@ -22,6 +22,26 @@
  *         patch         PATCH the label bench-seq of pod p-(thread mod M) to a
  *                       new value (merge patch, or strategic merge patch with
  *                       --type strategic)
+ *         pods-running  create-pods p-F .. p-(F+N-1) (--first F, no nodeName)
+ *                       while a watch on NS (LIST, watch, re-LIST on 410)
+ *                       notes when each pod was first seen, bound and Running,
+ *                       until all N run or --timeout S (default 120) passed;
+ *                       then a LIST with fieldSelector status.phase=Running
+ *                       must hold F+N pods, each bound, addressed and Ready.
+ *                       A second line: counts, scheduled_/running_seconds
+ *                       and _rate (from the creates' start to the last pod),
+ *                       per-pod bind_ and e2e_ (created -> Running) ms.
+ *         daemonset     create DaemonSet ds-bench in NS (RollingUpdate,
+ *                       --max-unavailable U, default 10%), poll its status
+ *                       every 20 ms until observedGeneration, desired,
+ *                       current, ready, updated and available say K nodes
+ *                       (--nodes K); check its K pods (one a node, Running,
+ *                       Ready); change the image and wait and check again.
+ *                       Prints rollout_ and update_seconds, the most
+ *                       desired - available seen, and the number of distinct
+ *                       updatedNumberScheduled values (the update's steps).
+ *         nodes-ready   LIST nodes every 0.1 s until N have Ready True;
+ *                       ready_seconds counts from --since SINCE.
  *
  * DATA is the server's data directory: DATA/tls.crt is the CA, DATA/token the
  * bearer token. Every answer is checked (status, and with jansson the object's
@@ -44,6 +64,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -644,6 +665,670 @@ static int run_load(config *cfg)
     return rc;
 }
 
+/* ---- controllers: pods-running, daemonset, nodes-ready ---------------------- */
+
+/* Consecutive failed watch connections before the watcher gives up. */
+#define MAX_WATCH_FAILURES 20
+/* The DaemonSet status is polled this often (a GET costs the server ~0.1 ms). */
+#define DS_POLL_NS 20000000LL
+#define DS_NAME    "ds-bench"
+#define DS_IMAGE_1 "registry.k8s.io/pause:3.10"
+#define DS_IMAGE_2 "registry.k8s.io/pause:3.9"
+
+/* When the watch first saw a pod created, bound to a node, Running
+ * (CLOCK_MONOTONIC ns; 0 not yet). */
+typedef struct pod_times {
+    long long added, scheduled, running;
+} pod_times;
+
+/* A reflector on the pods of NS: LIST, then watch from the list's
+ * resourceVersion, re-LIST after "410 Expired", re-watch when a stream ends. */
+typedef struct watcher {
+    const config *cfg;
+    worker w;     /* LISTs; its first_error and errors are the watcher's */
+    CURL *stream; /* the watch */
+    buffer line;  /* the unfinished event line */
+    pod_times *pods;
+    long added, scheduled, running, events, relists, watches, failures;
+    long long started, deadline, last_scheduled, last_running, next_progress;
+    char rv[32];
+    bool expired;
+    atomic_bool stop; /* the creates failed: nothing more will come */
+} watcher;
+
+static const json_t *path_get(const json_t *obj, const char *a, const char *b)
+{
+    return json_object_get(json_object_get(obj, a), b);
+}
+
+/* Index of pod p-K among this run's pods, or -1. */
+static long pod_index(const watcher *wt, const char *name)
+{
+    if (!name || strncmp(name, "p-", 2) != 0) return -1;
+    char *end;
+    long k = strtol(name + 2, &end, 10);
+    if (*end || k < wt->cfg->first || k >= wt->cfg->first + wt->cfg->count) return -1;
+    return k - wt->cfg->first;
+}
+
+static bool has_text(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && *s;
+}
+
+/* The Ready condition (of a pod or a node) is True. */
+static bool ready_condition(const json_t *obj)
+{
+    size_t i;
+    json_t *cond;
+    json_array_foreach(path_get(obj, "status", "conditions"), i, cond)
+    {
+        const char *type = json_string_value(json_object_get(cond, "type"));
+        const char *status = json_string_value(json_object_get(cond, "status"));
+        if (type && strcmp(type, "Ready") == 0) return status && strcmp(status, "True") == 0;
+    }
+    return false;
+}
+
+static bool phase_is(const json_t *obj, const char *phase)
+{
+    const char *p = json_string_value(path_get(obj, "status", "phase"));
+    return p && strcmp(p, phase) == 0;
+}
+
+static void see_pod(watcher *wt, const json_t *pod, long long t)
+{
+    long k = pod_index(wt, meta_string((json_t *)pod, "name"));
+    if (k < 0) return;
+    pod_times *p = &wt->pods[k];
+    if (!p->added) {
+        p->added = t;
+        wt->added++;
+    }
+    if (!p->scheduled && has_text(path_get(pod, "spec", "nodeName"))) {
+        p->scheduled = wt->last_scheduled = t;
+        wt->scheduled++;
+    }
+    if (!p->running && phase_is(pod, "Running")) {
+        p->running = wt->last_running = t;
+        wt->running++;
+    }
+}
+
+static bool watch_done(watcher *wt, long long t)
+{
+    return wt->running == wt->cfg->count || t >= wt->deadline || atomic_load(&wt->stop) ||
+           wt->failures >= MAX_WATCH_FAILURES;
+}
+
+static void progress(watcher *wt, long long t)
+{
+    if (t < wt->next_progress) return;
+    wt->next_progress = t + 1000000000LL;
+    fprintf(stderr, "%s: pods-running t=%.1f s added=%ld scheduled=%ld running=%ld\n", prog,
+            (double)(t - wt->started) / 1e9, wt->added, wt->scheduled, wt->running);
+}
+
+static void watch_event(watcher *wt, const char *text, size_t len, long long t)
+{
+    json_error_t jerr;
+    json_t *ev = json_loadb(text, len, 0, &jerr);
+    if (!ev) {
+        note_error(&wt->w, "watch: an event is not JSON: %s", jerr.text);
+        return;
+    }
+    wt->events++;
+    const char *type = json_string_value(json_object_get(ev, "type"));
+    json_t *obj = json_object_get(ev, "object");
+    const char *rv = meta_string(obj, "resourceVersion");
+    if (!type) {
+        note_error(&wt->w, "watch: an event without a type: %.300s", text);
+    } else if (strcmp(type, "ERROR") == 0) {
+        if (json_integer_value(json_object_get(obj, "code")) == 410)
+            wt->expired = true;
+        else
+            note_error(&wt->w, "watch: ERROR event: %.300s", text);
+    } else if (strcmp(type, "DELETED") == 0) {
+        if (pod_index(wt, meta_string(obj, "name")) >= 0)
+            note_error(&wt->w, "watch: pod %.60s was deleted", meta_string(obj, "name"));
+    } else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
+        see_pod(wt, obj, t);
+    } else if (strcmp(type, "BOOKMARK") != 0) {
+        note_error(&wt->w, "watch: unknown event type %.40s", type);
+    }
+    if (rv && !wt->expired) snprintf(wt->rv, sizeof wt->rv, "%s", rv);
+    json_decref(ev);
+}
+
+static size_t on_watch_bytes(char *data, size_t size, size_t n, void *user)
+{
+    watcher *wt = user;
+    size_t len = size * n;
+    on_body(data, 1, len, &wt->line);
+    long status = 0;
+    curl_easy_getinfo(wt->stream, CURLINFO_RESPONSE_CODE, &status);
+    if (status != 200) return len; /* a Status object: reported when it ends */
+    long long t = now_ns(CLOCK_MONOTONIC);
+    char *start = wt->line.data, *end = wt->line.data + wt->line.len, *nl;
+    while ((nl = memchr(start, '\n', (size_t)(end - start)))) {
+        if (nl > start) watch_event(wt, start, (size_t)(nl - start), t);
+        start = nl + 1;
+    }
+    wt->line.len = (size_t)(end - start);
+    memmove(wt->line.data, start, wt->line.len);
+    progress(wt, t);
+    return watch_done(wt, t) ? 0 : len;
+}
+
+static int on_watch_tick(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                         curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    watcher *wt = user;
+    long long t = now_ns(CLOCK_MONOTONIC);
+    progress(wt, t);
+    return watch_done(wt, t) ? 1 : 0;
+}
+
+/* LISTs the pods of NS: sees each, and takes the list's resourceVersion. */
+static int relist(watcher *wt)
+{
+    char url[512];
+    snprintf(url, sizeof url, "%s/api/v1/namespaces/%s/pods", wt->cfg->url, wt->cfg->ns);
+    long status = perform(&wt->w, "GET", url, NULL, wt->w.headers, false);
+    if (!expect_status(&wt->w, "LIST pods (watch start)", status, 200)) return -1;
+    json_t *doc = parse_body(&wt->w, "LIST pods (watch start)");
+    json_t *items = doc ? list_items(&wt->w, doc, "LIST pods (watch start)") : NULL;
+    const char *rv = json_string_value(path_get(doc, "metadata", "resourceVersion"));
+    if (items && !rv) note_error(&wt->w, "LIST pods: no metadata.resourceVersion");
+    if (!items || !rv) {
+        json_decref(doc);
+        return -1;
+    }
+    long long t = now_ns(CLOCK_MONOTONIC);
+    size_t i;
+    json_t *pod;
+    json_array_foreach(items, i, pod) see_pod(wt, pod, t);
+    snprintf(wt->rv, sizeof wt->rv, "%s", rv);
+    wt->expired = false;
+    wt->relists++;
+    json_decref(doc);
+    return 0;
+}
+
+/* One watch connection, until the stream ends or the run is done. */
+static void watch_once(watcher *wt)
+{
+    const config *cfg = wt->cfg;
+    char url[700];
+    long long left = (wt->deadline - now_ns(CLOCK_MONOTONIC)) / 1000000000LL + 1;
+    snprintf(url, sizeof url,
+             "%s/api/v1/namespaces/%s/pods?watch=1&resourceVersion=%s&timeoutSeconds=%lld",
+             cfg->url, cfg->ns, wt->rv, left);
+    CURL *c = wt->stream;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, wt->w.headers);
+    wt->line.len = 0;
+    wt->watches++;
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == CURLE_OK && status == 200) {
+        wt->failures = 0;
+    } else if (rc == CURLE_OK && status == 410) {
+        wt->expired = true;
+    } else if (rc == CURLE_OK) {
+        note_error(&wt->w, "watch: HTTP %ld: %.300s", status, wt->line.data ? wt->line.data : "");
+        wt->failures++;
+    } else if (!watch_done(wt, now_ns(CLOCK_MONOTONIC))) {
+        note_error(&wt->w, "watch: %s", curl_easy_strerror(rc));
+        wt->failures++;
+    }
+}
+
+static void *run_watcher(void *arg)
+{
+    watcher *wt = arg;
+    struct timespec pause = {0, 100000000};
+    while (!watch_done(wt, now_ns(CLOCK_MONOTONIC))) {
+        if (wt->expired) {
+            if (relist(wt) != 0) {
+                wt->failures++;
+                nanosleep(&pause, NULL);
+            }
+            continue;
+        }
+        long failures = wt->failures;
+        watch_once(wt);
+        if (wt->failures > failures) nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static void watcher_init(watcher *wt, const config *cfg)
+{
+    wt->cfg = cfg;
+    wt->w.cfg = cfg;
+    wt->w.curl = new_handle(cfg, &wt->w.body);
+    wt->w.headers = header_list(cfg, NULL);
+    wt->stream = new_handle(cfg, &wt->line);
+    curl_easy_setopt(wt->stream, CURLOPT_TIMEOUT, 0L);
+    curl_easy_setopt(wt->stream, CURLOPT_WRITEFUNCTION, on_watch_bytes);
+    curl_easy_setopt(wt->stream, CURLOPT_WRITEDATA, wt);
+    curl_easy_setopt(wt->stream, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(wt->stream, CURLOPT_XFERINFOFUNCTION, on_watch_tick);
+    curl_easy_setopt(wt->stream, CURLOPT_XFERINFODATA, wt);
+    wt->pods = calloc((size_t)cfg->count, sizeof *wt->pods);
+    if (!wt->pods) fail("%s", "out of memory");
+    atomic_init(&wt->stop, false);
+    wt->started = now_ns(CLOCK_MONOTONIC);
+    wt->deadline = wt->started + cfg->timeout_s * 1000000000LL;
+}
+
+static void watcher_free(watcher *wt)
+{
+    curl_easy_cleanup(wt->w.curl);
+    curl_easy_cleanup(wt->stream);
+    curl_slist_free_all(wt->w.headers);
+    free(wt->w.body.data);
+    free(wt->line.data);
+    free(wt->pods);
+}
+
+/* The server's own count: every pod of NS Running (field selector), bound,
+ * with an address and Ready; FIRST + COUNT of them. */
+static void check_running(watcher *wt, double *list_ms)
+{
+    const config *cfg = wt->cfg;
+    char url[512];
+    snprintf(url, sizeof url, "%s/api/v1/namespaces/%s/pods?fieldSelector=status.phase%%3DRunning",
+             cfg->url, cfg->ns);
+    long long t0 = now_ns(CLOCK_MONOTONIC);
+    long status = perform(&wt->w, "GET", url, NULL, wt->w.headers, false);
+    *list_ms = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e6;
+    const char *what = "LIST pods fieldSelector=status.phase=Running";
+    if (!expect_status(&wt->w, what, status, 200)) return;
+    json_t *doc = parse_body(&wt->w, what);
+    json_t *items = doc ? list_items(&wt->w, doc, what) : NULL;
+    long want = cfg->first + cfg->count;
+    if (items && (long)json_array_size(items) != want)
+        note_error(&wt->w, "%s: %zu pods (want %ld)", what, json_array_size(items), want);
+    size_t i;
+    json_t *pod;
+    json_array_foreach(items, i, pod)
+    {
+        if (phase_is(pod, "Running") && has_text(path_get(pod, "spec", "nodeName")) &&
+            has_text(path_get(pod, "status", "podIP")) && ready_condition(pod))
+            continue;
+        note_error(&wt->w, "%s: pod %.60s is not Running, bound, addressed and Ready", what,
+                   meta_string(pod, "name"));
+        break;
+    }
+    json_decref(doc);
+}
+
+/* Milliseconds from a to b over the pods that have both, nearest rank p. */
+static double pod_ms(const watcher *wt, size_t from, size_t to, double p)
+{
+    long long *d = xrealloc(NULL, (size_t)wt->cfg->count * sizeof *d);
+    size_t n = 0;
+    for (long k = 0; k < wt->cfg->count; k++) {
+        const long long *t = &wt->pods[k].added;
+        if (t[from] && t[to]) d[n++] = t[to] - t[from];
+    }
+    qsort(d, n, sizeof *d, compare_ll);
+    double v = rank_ms(d, n, p);
+    free(d);
+    return v;
+}
+
+static double rate(long n, long long from, long long to)
+{
+    return to > from ? (double)n / ((double)(to - from) / 1e9) : 0;
+}
+
+static int run_pods_running(config *cfg)
+{
+    if (!read_token(cfg->data, cfg->token, sizeof cfg->token))
+        fail("cannot read %s/token", cfg->data);
+    watcher wt = {0};
+    watcher_init(&wt, cfg);
+    if (relist(&wt) != 0) {
+        fprintf(stderr, "%s: %s\n", prog, wt.w.first_error);
+        watcher_free(&wt);
+        return 1;
+    }
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, run_watcher, &wt) != 0) fail("%s", "cannot start a thread");
+    int rc = run_load(cfg); /* prints the creates' line */
+    if (rc != 0) atomic_store(&wt.stop, true);
+    pthread_join(thread, NULL);
+    long long t0 = load_started_ns;
+    bool finished = wt.running == cfg->count;
+    double list_ms = 0;
+    if (finished) check_running(&wt, &list_ms);
+    printf("finished=%d timeout_s=%ld added=%ld scheduled=%ld running=%ld "
+           "scheduled_seconds=%.3f scheduled_rate=%.1f running_seconds=%.3f running_rate=%.1f "
+           "bind_p50_ms=%.1f bind_p99_ms=%.1f e2e_p50_ms=%.1f e2e_p99_ms=%.1f e2e_max_ms=%.1f "
+           "watch_events=%ld watches=%ld relists=%ld check_list_ms=%.1f check_errors=%ld\n",
+           finished, cfg->timeout_s, wt.added, wt.scheduled, wt.running,
+           wt.last_scheduled > t0 ? (double)(wt.last_scheduled - t0) / 1e9 : 0,
+           rate(wt.scheduled, t0, wt.last_scheduled),
+           wt.last_running > t0 ? (double)(wt.last_running - t0) / 1e9 : 0,
+           rate(wt.running, t0, wt.last_running), pod_ms(&wt, 0, 1, 0.5), pod_ms(&wt, 0, 1, 0.99),
+           pod_ms(&wt, 0, 2, 0.5), pod_ms(&wt, 0, 2, 0.99), pod_ms(&wt, 0, 2, 1.0), wt.events,
+           wt.watches, wt.relists, list_ms, wt.w.errors);
+    if (wt.w.first_error[0])
+        fprintf(stderr, "%s: pods-running: %ld wrong; first: %s\n", prog, wt.w.errors,
+                wt.w.first_error);
+    if (wt.w.errors) rc = 1;
+    watcher_free(&wt);
+    return rc;
+}
+
+/* ---- daemonset ---- */
+
+typedef struct ds_status {
+    long long generation, observed, desired, current, ready, available, updated;
+} ds_status;
+
+static long long int_at(const json_t *obj, const char *a, const char *b)
+{
+    return json_integer_value(path_get(obj, a, b));
+}
+
+/* GET the DaemonSet; false (noted) on a wrong answer. */
+static bool ds_get(worker *w, ds_status *st)
+{
+    const config *cfg = w->cfg;
+    char url[512];
+    snprintf(url, sizeof url, "%s/apis/apps/v1/namespaces/%s/daemonsets/" DS_NAME, cfg->url,
+             cfg->ns);
+    long status = perform(w, "GET", url, NULL, w->headers, true);
+    if (!expect_status(w, "GET daemonset", status, 200)) return false;
+    json_t *doc = parse_body(w, "GET daemonset");
+    if (!doc) return false;
+    *st = (ds_status){int_at(doc, "metadata", "generation"),
+                      int_at(doc, "status", "observedGeneration"),
+                      int_at(doc, "status", "desiredNumberScheduled"),
+                      int_at(doc, "status", "currentNumberScheduled"),
+                      int_at(doc, "status", "numberReady"),
+                      int_at(doc, "status", "numberAvailable"),
+                      int_at(doc, "status", "updatedNumberScheduled")};
+    json_decref(doc);
+    return true;
+}
+
+static int compare_cstrings(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The DaemonSet's pods: N, one a node, each Running and Ready with IMAGE.
+ * NULL when so, else why not (in WHY). */
+static const char *ds_pods_wrong(worker *w, const char *image, char *why, size_t size)
+{
+    const config *cfg = w->cfg;
+    char url[512];
+    snprintf(url, sizeof url, "%s/api/v1/namespaces/%s/pods?labelSelector=app%%3D" DS_NAME,
+             cfg->url, cfg->ns);
+    long status = perform(w, "GET", url, NULL, w->headers, false);
+    if (status != 200) {
+        snprintf(why, size, "LIST of its pods: HTTP %ld", status);
+        return why;
+    }
+    json_t *doc = json_loadb(w->body.data, w->body.len, 0, NULL);
+    json_t *items = json_object_get(doc, "items");
+    size_t n = json_array_size(items), i;
+    const char **nodes = xrealloc(NULL, (n ? n : 1) * sizeof *nodes);
+    json_t *pod;
+    why[0] = '\0';
+    if ((long)n != cfg->nodes) snprintf(why, size, "%zu pods (want %ld)", n, cfg->nodes);
+    json_array_foreach(items, i, pod)
+    {
+        const json_t *c = json_array_get(path_get(pod, "spec", "containers"), 0);
+        const char *img = json_string_value(json_object_get(c, "image"));
+        nodes[i] = json_string_value(path_get(pod, "spec", "nodeName"));
+        if (why[0]) break;
+        if (!img || strcmp(img, image) != 0 || !phase_is(pod, "Running") || !ready_condition(pod) ||
+            !nodes[i] || meta_string(pod, "deletionTimestamp"))
+            snprintf(why, size, "pod %.60s: image %.60s, not Running/Ready, unbound or deleted",
+                     meta_string(pod, "name"), img ? img : "none");
+    }
+    if (!why[0]) {
+        qsort(nodes, n, sizeof *nodes, compare_cstrings);
+        for (i = 1; i < n && !why[0]; i++)
+            if (strcmp(nodes[i - 1], nodes[i]) == 0)
+                snprintf(why, size, "two pods on node %.60s", nodes[i]);
+    }
+    free(nodes);
+    json_decref(doc);
+    return why[0] ? why : NULL;
+}
+
+/* What a wait for the rollout saw. */
+typedef struct ds_wait {
+    double seconds;            /* until done; -1 when the timeout came first */
+    double claimed_ms;         /* the status said done, the pods did not; -1 never */
+    double spec_seen_ms;       /* until observedGeneration reached the generation */
+    long long max_unavailable; /* desired - available, the most seen */
+    long steps;                /* distinct updatedNumberScheduled values seen */
+    long polls;
+    ds_status last;
+} ds_wait;
+
+/* Polls until the DaemonSet's status shows GENERATION rolled out on all N
+ * nodes (what `kubectl rollout status` waits for, and ready == current ==
+ * N) and its pods agree: N, one a node, Running, Ready, with IMAGE. A status
+ * that says done and then takes it back, or says done while the pods do not
+ * for more than 5 s, is a wrong answer; the wait goes on until both agree. */
+static void ds_wait_rollout(worker *w, long long generation, const char *image, long long t0,
+                            ds_wait *out)
+{
+    const config *cfg = w->cfg;
+    long long n = cfg->nodes, deadline = t0 + cfg->timeout_s * 1000000000LL, last_updated = -1;
+    long long claim = 0; /* when the status began to say done, the pods not yet */
+    bool noted = false;
+    struct timespec pause = {0, DS_POLL_NS}, pods_pause = {0, 250000000};
+    *out = (ds_wait){.seconds = -1, .claimed_ms = -1, .spec_seen_ms = -1};
+    while (now_ns(CLOCK_MONOTONIC) < deadline) {
+        ds_status st;
+        if (!ds_get(w, &st)) {
+            if (w->transport_in_a_row >= MAX_TRANSPORT_ERRORS_IN_A_ROW) return;
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        long long t = now_ns(CLOCK_MONOTONIC);
+        out->polls++;
+        out->last = st;
+        bool observed = st.observed >= generation;
+        if (observed && out->spec_seen_ms < 0) out->spec_seen_ms = (double)(t - t0) / 1e6;
+        if (observed && st.desired > 0 && st.desired - st.available > out->max_unavailable)
+            out->max_unavailable = st.desired - st.available;
+        if (observed && st.updated != last_updated) {
+            out->steps++;
+            last_updated = st.updated;
+        }
+        bool done = observed && st.desired == n && st.current == n && st.updated == n &&
+                    st.ready == n && st.available == n;
+        if (!done) {
+            if (claim && !noted)
+                note_error(w,
+                           "the status said generation %lld rolled out on all %lld nodes at "
+                           "%.0f ms while the pods had not, then took it back (updated %lld, "
+                           "available %lld)",
+                           generation, n, (double)(claim - t0) / 1e6, st.updated, st.available);
+            noted |= claim != 0;
+            claim = 0;
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        char why[300];
+        const char *wrong = ds_pods_wrong(w, image, why, sizeof why);
+        if (!wrong) {
+            out->seconds = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+            return;
+        }
+        if (!claim) claim = t;
+        if (out->claimed_ms < 0) out->claimed_ms = (double)(t - t0) / 1e6;
+        if (t - claim > 5000000000LL && !noted) {
+            note_error(w,
+                       "the status says generation %lld rolled out on all %lld nodes since "
+                       "%.0f ms, but: %s",
+                       generation, n, (double)(claim - t0) / 1e6, wrong);
+            noted = true;
+        }
+        nanosleep(&pods_pause, NULL);
+    }
+}
+
+/* maxUnavailable of N: an integer, or a percentage rounded up. */
+static long long scaled(const char *value, long long n)
+{
+    char *end;
+    long long v = strtoll(value, &end, 10);
+    return *end == '%' ? (v * n + 99) / 100 : v;
+}
+
+static json_t *ds_object(const config *cfg)
+{
+    json_t *mu = strchr(cfg->max_unavailable, '%')
+                     ? json_string(cfg->max_unavailable)
+                     : json_integer(strtoll(cfg->max_unavailable, NULL, 10));
+    return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{s:s}}, s:{s:s, s:{s:o}}, "
+                     "s:{s:{s:{s:s}}, s:{s:[{s:s, s:s, s:{s:{s:s, s:s}}}]}}}}",
+                     "apiVersion", "apps/v1", "kind", "DaemonSet", "metadata", "name", DS_NAME,
+                     "namespace", cfg->ns, "spec", "selector", "matchLabels", "app", DS_NAME,
+                     "updateStrategy", "type", "RollingUpdate", "rollingUpdate", "maxUnavailable",
+                     mu, "template", "metadata", "labels", "app", DS_NAME, "spec", "containers",
+                     "name", "c", "image", DS_IMAGE_1, "resources", "requests", "cpu", "100m",
+                     "memory", "64Mi");
+}
+
+/* POST or PATCH the DaemonSet; its generation, or -1 (noted). */
+static long long ds_write(worker *w, const char *method, const char *url, const json_t *body,
+                          struct curl_slist *headers, long want)
+{
+    char *text = json_dumps(body, JSON_COMPACT);
+    if (!text) fail("%s", "out of memory");
+    char what[80];
+    snprintf(what, sizeof what, "%s daemonset", method);
+    long status = perform(w, method, url, text, headers, false);
+    free(text);
+    if (!expect_status(w, what, status, want)) return -1;
+    json_t *doc = parse_body(w, what);
+    long long g = int_at(doc, "metadata", "generation");
+    json_decref(doc);
+    if (g < 1) note_error(w, "%s: no metadata.generation", what);
+    return g < 1 ? -1 : g;
+}
+
+static void print_wait(const char *prefix, const ds_wait *r, long nodes)
+{
+    printf(" %s_seconds=%.3f %s_rate=%.1f %s_claimed_ms=%.1f %s_spec_seen_ms=%.1f"
+           " %s_max_unavailable=%lld %s_steps=%ld %s_polls=%ld %s_desired=%lld %s_updated=%lld"
+           " %s_available=%lld",
+           prefix, r->seconds, prefix, r->seconds > 0 ? (double)nodes / r->seconds : 0, prefix,
+           r->claimed_ms, prefix, r->spec_seen_ms, prefix, r->max_unavailable, prefix, r->steps,
+           prefix, r->polls, prefix, r->last.desired, prefix, r->last.updated, prefix,
+           r->last.available);
+}
+
+static int run_daemonset(config *cfg)
+{
+    if (!read_token(cfg->data, cfg->token, sizeof cfg->token))
+        fail("cannot read %s/token", cfg->data);
+    worker w = {.cfg = cfg};
+    w.curl = new_handle(cfg, &w.body);
+    w.headers = header_list(cfg, NULL);
+    w.json_headers = header_list(cfg, "Content-Type: application/json");
+    w.patch_headers = header_list(cfg, "Content-Type: application/strategic-merge-patch+json");
+    char url[512];
+    snprintf(url, sizeof url, "%s/apis/apps/v1/namespaces/%s/daemonsets", cfg->url, cfg->ns);
+    ds_wait rollout = {.seconds = -1}, update = {.seconds = -1};
+    json_t *ds = ds_object(cfg);
+    long long t0 = now_ns(CLOCK_MONOTONIC);
+    long long g = ds_write(&w, "POST", url, ds, w.json_headers, 201);
+    json_decref(ds);
+    if (g > 0) ds_wait_rollout(&w, g, DS_IMAGE_1, t0, &rollout);
+    if (rollout.seconds > 0) {
+        snprintf(url + strlen(url), sizeof url - strlen(url), "/" DS_NAME);
+        json_t *patch = json_pack("{s:{s:{s:{s:[{s:s, s:s}]}}}}", "spec", "template", "spec",
+                                  "containers", "name", "c", "image", DS_IMAGE_2);
+        t0 = now_ns(CLOCK_MONOTONIC);
+        g = ds_write(&w, "PATCH", url, patch, w.patch_headers, 200);
+        json_decref(patch);
+        if (g > 0) ds_wait_rollout(&w, g, DS_IMAGE_2, t0, &update);
+    }
+    printf("nodes=%ld max_unavailable=%s max_unavailable_allowed=%lld", cfg->nodes,
+           cfg->max_unavailable, scaled(cfg->max_unavailable, cfg->nodes));
+    print_wait("rollout", &rollout, cfg->nodes);
+    print_wait("update", &update, cfg->nodes);
+    printf(" timeout_s=%ld check_errors=%ld\n", cfg->timeout_s, w.errors);
+    if (w.first_error[0])
+        fprintf(stderr, "%s: daemonset: %ld wrong; first: %s\n", prog, w.errors, w.first_error);
+    curl_easy_cleanup(w.curl);
+    curl_slist_free_all(w.headers);
+    curl_slist_free_all(w.json_headers);
+    curl_slist_free_all(w.patch_headers);
+    free(w.body.data);
+    free(w.lat);
+    return w.errors ? 1 : 0;
+}
+
+/* ---- nodes-ready ---- */
+
+static long ready_nodes(worker *w, long *total)
+{
+    char url[512];
+    snprintf(url, sizeof url, "%s/api/v1/nodes", w->cfg->url);
+    long status = perform(w, "GET", url, NULL, w->headers, false);
+    if (!expect_status(w, "LIST nodes", status, 200)) return -1;
+    json_t *doc = parse_body(w, "LIST nodes");
+    json_t *items = doc ? list_items(w, doc, "LIST nodes") : NULL;
+    long ready = 0;
+    size_t i;
+    json_t *node;
+    json_array_foreach(items, i, node) ready += ready_condition(node);
+    *total = (long)json_array_size(items);
+    json_decref(doc);
+    return items ? ready : -1;
+}
+
+static int run_nodes_ready(config *cfg)
+{
+    if (!read_token(cfg->data, cfg->token, sizeof cfg->token))
+        fail("cannot read %s/token", cfg->data);
+    worker w = {.cfg = cfg};
+    w.curl = new_handle(cfg, &w.body);
+    w.headers = header_list(cfg, NULL);
+    long long start = (long long)(cfg->since * 1e9);
+    long long deadline = now_ns(CLOCK_MONOTONIC) + cfg->timeout_s * 1000000000LL;
+    struct timespec pause = {0, 100000000};
+    long ready = 0, total = 0, polls = 0;
+    double seconds = -1;
+    while (now_ns(CLOCK_MONOTONIC) < deadline) {
+        polls++;
+        long r = ready_nodes(&w, &total);
+        if (r < 0 && w.transport_in_a_row >= MAX_TRANSPORT_ERRORS_IN_A_ROW) break;
+        if (r >= 0) ready = r;
+        if (ready >= cfg->count) {
+            seconds = (double)(now_ns(CLOCK_REALTIME) - start) / 1e9;
+            break;
+        }
+        nanosleep(&pause, NULL);
+    }
+    printf("nodes=%ld listed=%ld ready=%ld ready_seconds=%.3f polls=%ld errors=%ld\n", cfg->count,
+           total, ready, seconds, polls, w.errors);
+    if (w.first_error[0])
+        fprintf(stderr, "%s: nodes-ready: %ld wrong; first: %s\n", prog, w.errors, w.first_error);
+    curl_easy_cleanup(w.curl);
+    curl_slist_free_all(w.headers);
+    free(w.body.data);
+    return w.errors ? 1 : 0;
+}
+
 /* ---- ready and port ----------------------------------------------------- */
 
 static int run_ready(config *cfg, double since, double timeout_s)
@@ -713,13 +1398,24 @@ static long number(const char *text, const char *what)
     return v;
 }
 
+static double seconds_since_epoch(const char *text)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (*end || v <= 0) fail("SINCE takes seconds since the epoch, got '%s'", text);
+    return v;
+}
+
 static void usage(void)
 {
     fputs("usage: apiload port\n"
           "       apiload ready URL DATA SINCE [TIMEOUT_S]\n"
           "       apiload OP URL DATA [--threads T] [--count N] [--ns NS] [--objects M]\n"
           "                           [--nodes K] [--limit L] [--type merge|strategic]\n"
-          "  OP: namespace create-pods create-nodes get list page patch\n",
+          "                           [--first F] [--timeout S] [--max-unavailable U]\n"
+          "                           [--since SINCE]\n"
+          "  OP: namespace create-pods create-nodes get list page patch\n"
+          "      pods-running daemonset nodes-ready\n",
           stderr);
     exit(2);
 }
@@ -743,6 +1439,14 @@ static void parse_options(config *cfg, int argc, char **argv)
             cfg->limit = number(val, opt);
         else if (strcmp(opt, "--type") == 0)
             cfg->patch_type = val;
+        else if (strcmp(opt, "--first") == 0)
+            cfg->first = number(val, opt);
+        else if (strcmp(opt, "--timeout") == 0)
+            cfg->timeout_s = number(val, opt);
+        else if (strcmp(opt, "--max-unavailable") == 0)
+            cfg->max_unavailable = val;
+        else if (strcmp(opt, "--since") == 0)
+            cfg->since = seconds_since_epoch(val);
         else
             usage();
     }
@@ -753,6 +1457,18 @@ static void parse_options(config *cfg, int argc, char **argv)
     if (reads && cfg->objects < 1) fail("%s", "--objects must be >= 1 for this operation");
     if (strcmp(cfg->op, "page") == 0 && cfg->limit < 1) fail("%s", "page needs --limit >= 1");
     if (strcmp(cfg->op, "namespace") == 0) cfg->count = 1, cfg->threads = 1;
+    if (strcmp(cfg->op, "daemonset") == 0 && cfg->nodes < 1)
+        fail("%s", "daemonset needs --nodes >= 1");
+    if ((strcmp(cfg->op, "pods-running") == 0 || strcmp(cfg->op, "nodes-ready") == 0) &&
+        cfg->count < 1)
+        fail("%s", "--count must be >= 1 for this operation");
+    if (strcmp(cfg->op, "nodes-ready") == 0 && cfg->since <= 0)
+        fail("%s", "nodes-ready needs --since");
+    if (cfg->timeout_s < 1) fail("%s", "--timeout takes a number >= 1");
+    char *end;
+    strtoll(cfg->max_unavailable, &end, 10);
+    if (end == cfg->max_unavailable || (*end && strcmp(end, "%") != 0))
+        fail("--max-unavailable takes N or N%%, got '%s'", cfg->max_unavailable);
 }
 
 int main(int argc, char **argv)
@@ -764,11 +1480,14 @@ int main(int argc, char **argv)
                   .data = argv[3],
                   .ns = "bench",
                   .patch_type = "merge",
+                  .max_unavailable = "10%",
                   .threads = 8,
-                  .count = 1000};
+                  .count = 1000,
+                  .timeout_s = 120};
     snprintf(cfg.ca, sizeof cfg.ca, "%s/tls.crt", cfg.data);
-    static const char *ops[] = {"ready", "namespace", "create-pods", "create-nodes",
-                                "get",   "list",      "page",        "patch"};
+    static const char *ops[] = {"ready",        "namespace", "create-pods", "create-nodes",
+                                "get",          "list",      "page",        "patch",
+                                "pods-running", "daemonset", "nodes-ready"};
     bool known = false;
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         known |= strcmp(cfg.op, ops[k]) == 0;
@@ -783,7 +1502,14 @@ int main(int argc, char **argv)
         rc = run_ready(&cfg, since, argc == 6 ? (double)number(argv[5], "TIMEOUT_S") : 10.0);
     } else {
         parse_options(&cfg, argc, argv);
-        rc = run_load(&cfg);
+        if (strcmp(cfg.op, "pods-running") == 0)
+            rc = run_pods_running(&cfg);
+        else if (strcmp(cfg.op, "daemonset") == 0)
+            rc = run_daemonset(&cfg);
+        else if (strcmp(cfg.op, "nodes-ready") == 0)
+            rc = run_nodes_ready(&cfg);
+        else
+            rc = run_load(&cfg);
     }
     curl_global_cleanup();
     return rc;

@@ -248,6 +248,22 @@ static void store_failed(gc_response *resp, const gp_error *err)
     gc_status(resp, 500, "InternalError", err->text);
 }
 
+/* ObjectMeta's lists and maps are omitempty in Go: once a patch empties
+ * them (the last owner reference or finalizer removed), a real server
+ * stores them absent, not as [] or {}. */
+static void drop_empty_metadata(json_t *obj)
+{
+    static const char *const keys[] = {"labels", "annotations", "ownerReferences", "finalizers",
+                                       NULL};
+    json_t *meta = json_object_get(obj, "metadata");
+    for (size_t i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(meta, keys[i]);
+        if (json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
+            (json_is_object(v) && json_object_size(v) == 0))
+            json_object_del(meta, keys[i]);
+    }
+}
+
 /* Server-set metadata on create; client values for these are dropped. */
 static int prepare_metadata(json_t *obj, const gc_path *p, gc_response *resp, char *name,
                             size_t size)
@@ -315,6 +331,7 @@ void gc_api_create(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
         json_decref(obj);
         return;
     }
+    drop_empty_metadata(obj);
     gc_strategy_create(p->resource->group, p->resource->kind, obj);
     gc_store_lock(api->store);
     gp_error err = {0};
@@ -395,6 +412,7 @@ static int prepare_update(const gc_path *p, json_t *obj, const json_t *old, gc_r
     for (size_t i = 0; kept[i]; i++)
         copy_key(meta, old_meta, kept[i]);
     json_object_del(meta, "managedFields");
+    drop_empty_metadata(obj);
     if (strcmp(p->sub, "finalize") == 0) {
         /* /finalize changes spec.finalizers and nothing else */
         json_t *next = json_deep_copy(old);

@@ -226,3 +226,49 @@ EOF
     [ "$reason" = "ContainerCreating" ]
     [[ "$output" == *'no runtime for "nvidia" is configured'* ]]
 }
+
+small_ds() {
+    cat <<'EOF2'
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: probe
+  namespace: gc-lab
+spec:
+  selector:
+    matchLabels:
+      app: probe
+  template:
+    metadata:
+      labels:
+        app: probe
+    spec:
+      containers:
+      - name: probe
+        image: registry.k8s.io/pause:3.10
+EOF2
+}
+
+@test "cascading deletes: orphan keeps the pods, foreground removes them before the owner, a running pod's delete completes" {
+    k create namespace gc-lab >/dev/null
+    small_ds | k apply -f - >/dev/null
+    until_output "3" get ds probe -n gc-lab -o jsonpath='{.status.numberReady}'
+    run k delete ds probe -n gc-lab --cascade=orphan
+    [ "$output" = 'daemonset.apps "probe" deleted' ]
+    run k get pods -n gc-lab -o jsonpath='{range .items[*]}{.status.phase} {.metadata.ownerReferences}{"\n"}{end}'
+    [ "$output" = $'Running \nRunning \nRunning ' ]
+    # a new DaemonSet adopts the orphans instead of making new pods
+    small_ds | k apply -f - >/dev/null
+    until_output $'DaemonSet\nDaemonSet\nDaemonSet' get pods -n gc-lab -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}'
+    run k get pods -n gc-lab -o name
+    [ "${#lines[@]}" -eq 3 ]
+    run k delete ds probe -n gc-lab --cascade=foreground --timeout=30s
+    [ "$output" = 'daemonset.apps "probe" deleted' ]
+    run k get pods -n gc-lab -o name
+    [ "$output" = "" ]
+    # a plain pod bound to a node: the kubelet ends its grace period
+    k run solo -n gc-lab --image=registry.k8s.io/pause:3.10 >/dev/null
+    until_output "Running" get pod solo -n gc-lab -o jsonpath='{.status.phase}'
+    run k delete pod solo -n gc-lab --timeout=30s
+    [ "$output" = 'pod "solo" deleted' ]
+}
