@@ -89,7 +89,7 @@ typedef struct config {
     const char *op, *url, *data, *ns, *patch_type, *max_unavailable;
     int threads;
     long count, objects, nodes, limit;
-    long first;     /* create-pods, pods-running: the first pod is p-FIRST */
+    long first;     /* creates: the first object is p-FIRST (n-FIRST) */
     long timeout_s; /* pods-running, daemonset, nodes-ready */
     double since;   /* nodes-ready: when the server was started */
     char token[128];

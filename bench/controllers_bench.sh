@@ -45,9 +45,9 @@
 #
 # Environment (sizes are positive integers): CONTROLLERS_BENCH_NODES (1000),
 # CONTROLLERS_BENCH_PODS (5000), CONTROLLERS_BENCH_THREADS (8),
-# CONTROLLERS_BENCH_TIMEOUT (seconds a wait may take, 120),
+# CONTROLLERS_BENCH_TIMEOUT (seconds a wait may take, 150),
 # CONTROLLERS_BENCH_MAX_UNAVAILABLE (10%), CONTROLLERS_BENCH_BIG_NODES (5000),
-# CONTROLLERS_BENCH_BIG_PODS (150000), CONTROLLERS_BENCH_BIG_STEP (5000),
+# CONTROLLERS_BENCH_BIG_PODS (150000), CONTROLLERS_BENCH_BIG_STEP (1000),
 # CONTROLLERS_BENCH_BIG_BUDGET (seconds for the scale steps, 120),
 # CONTROLLERS_BENCH_REFERENCE (1: the --no-controllers reference; 0 skips it),
 # CC, PYTHON.
@@ -75,10 +75,10 @@ positive() { # NAME DEFAULT: the environment variable NAME, a positive integer
 nodes=$(positive CONTROLLERS_BENCH_NODES 1000)
 pods=$(positive CONTROLLERS_BENCH_PODS 5000)
 threads=$(positive CONTROLLERS_BENCH_THREADS 8)
-timeout=$(positive CONTROLLERS_BENCH_TIMEOUT 120)
+timeout=$(positive CONTROLLERS_BENCH_TIMEOUT 150)
 big_nodes=$(positive CONTROLLERS_BENCH_BIG_NODES 5000)
 big_pods=$(positive CONTROLLERS_BENCH_BIG_PODS 150000)
-big_step=$(positive CONTROLLERS_BENCH_BIG_STEP 5000)
+big_step=$(positive CONTROLLERS_BENCH_BIG_STEP 1000)
 big_budget=$(positive CONTROLLERS_BENCH_BIG_BUDGET 120)
 max_unavailable=${CONTROLLERS_BENCH_MAX_UNAVAILABLE:-10%}
 [[ $max_unavailable =~ ^[0-9]+%?$ ]] ||
@@ -426,10 +426,14 @@ rss_label = "measured"
 if reached >= big_pods:
     rss_at_big = mb(steps[-1]["rss_kib"])
 else:
-    line = fit([s["pods"] for s in steps], [mb(s["rss_kib"]) for s in steps])
+    # the nodes alone (0 pods) are a point of the line too
+    points = [(0, memory.get("big-nodes", {}).get("rss_kib"))] + \
+        [(s["pods"], s["rss_kib"]) for s in steps]
+    points = [(x, mb(y)) for x, y in points if y]
+    line = fit([x for x, _ in points], [y for _, y in points])
     if line:
         rss_at_big = line[0] + line[1] * big_pods
-        rss_label = "extrapolated (line over %d steps)" % len(steps)
+        rss_label = "extrapolated (line over %d points)" % len(points)
 # The time each step took grows with the pods already there: a line over the
 # steps' seconds gives the time for all of BIG_PODS (a sum over the steps).
 time_to_big = None

@@ -141,4 +141,5 @@ status=0
 echo "bench: results in $out/toml.json" >&2
 "$root/bench/containerd_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 "$root/bench/apiserver_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
+"$root/bench/controllers_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 exit "$status"

@@ -18,15 +18,16 @@
 #define HEARTBEAT_JITTER  25
 /* A quiet cluster is still looked at this often (heartbeats, retries). */
 #define TICK_SECONDS 1
+/* Pods the scheduler binds in one pass: then the kubelet and the DaemonSet
+ * controller get their turn, so a burst of pods starts running while the
+ * rest are still being scheduled (kube-scheduler, too, binds one at a time
+ * while the kubelets work). */
+#define MAX_BINDS_PER_PASS 200
 /* Passes in a row that keep writing before the runtime takes a breath. */
-#define MAX_BUSY_PASSES 64
-
-/* What the scheduler remembers of a failed pod: the cluster it failed in.
- * It tries again only when nodes or bound pods have changed since. */
-typedef struct sched_memo {
-    char uid[64];
-    unsigned long long cluster;
-} sched_memo;
+#define MAX_BUSY_PASSES 1000
+/* Event series remembered for counting repeats (client-go's correlator
+ * keeps an LRU of 4096). */
+#define MAX_EVENT_MEMOS 4096
 
 /* A repeated event is one object with a count, as the event recorder's
  * correlator makes it. */
@@ -44,15 +45,19 @@ struct gc_controllers {
     bool running, stopping;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    sched_memo *memos;
-    size_t memo_count, memo_cap;
+    /* What the scheduler remembers of a failed pod: uid -> the fingerprint
+     * of the cluster it failed in. It tries again only when nodes or bound
+     * pods have changed since. Rebuilt each pass from the pending pods. */
+    json_t *failed;
     event_memo *events;
     size_t event_count, event_cap;
+    json_t *event_index; /* key -> position in events */
     unsigned tie_break;
     /* The objects of the last snapshot, parsed, by "group/resource|key":
      * [resourceVersion, object]. A pass re-parses only what has changed. */
     json_t *parsed;
-    json_t *parsed_next;
+    uint64_t collected_at; /* the store's deletion count at the last full GC */
+    bool collected_once;
 };
 
 static const char *str_at(const json_t *obj, const char *a, const char *b)
@@ -79,77 +84,123 @@ typedef struct snapshot {
 
 /* Every object of one resource, parsed. The store lock is held only while
  * the objects' versions and texts are taken; an object unchanged since the
- * last snapshot is reused, not parsed again (snapshots are never modified). */
+ * last snapshot is reused, not parsed again (snapshots are never modified).
+ * The cache of a resource is c->parsed[resource][key] = [rv, object]; it is
+ * rebuilt only when objects have gone (the listing is then smaller). */
 static json_t *list_resource(gc_controllers *c, const char *group, const char *resource,
                              json_t *all)
 {
     const gc_resource *r = gc_resource_find(group, "v1", resource);
     json_t *out = json_array();
     if (!r) return out;
+    char id[128];
+    snprintf(id, sizeof id, "%s/%s", group, resource);
+    json_t *cache = json_object_get(c->parsed, id);
+    if (!cache) json_object_set_new(c->parsed, id, cache = json_object());
     gc_store *store = c->api->store;
     gc_store_lock(store);
     const gc_object **objs;
     size_t n = gc_store_list(store, r, NULL, &objs);
-    gc_blob **blobs = calloc(n ? n : 1, sizeof *blobs);
-    json_t **reused = calloc(n ? n : 1, sizeof *reused);
-    char **keys = calloc(n ? n : 1, sizeof *keys);
-    for (size_t i = 0; blobs && reused && keys && i < n; i++) {
-        size_t len = strlen(group) + strlen(resource) + strlen(objs[i]->key) + 3;
-        keys[i] = malloc(len);
-        if (!keys[i]) continue;
-        snprintf(keys[i], len, "%s/%s|%s", group, resource, objs[i]->key);
-        json_t *cached = json_object_get(c->parsed, keys[i]);
+    typedef struct item {
+        gc_blob *blob; /* to parse, or NULL: reuse */
+        json_t *obj;
+        uint64_t rv;
+        char *key;
+    } item;
+    item *items = calloc(n ? n : 1, sizeof *items);
+    for (size_t i = 0; items && i < n; i++) {
+        json_t *cached = json_object_get(cache, objs[i]->key);
+        items[i].rv = objs[i]->rv;
+        items[i].key = strdup(objs[i]->key);
         if (cached && (uint64_t)json_integer_value(json_array_get(cached, 0)) == objs[i]->rv)
-            reused[i] = json_incref(json_array_get(cached, 1));
+            items[i].obj = json_incref(json_array_get(cached, 1));
         else
-            blobs[i] = gc_blob_ref(objs[i]->json);
+            items[i].blob = gc_blob_ref(objs[i]->json);
     }
-    uint64_t *rvs = malloc((n ? n : 1) * sizeof *rvs);
-    for (size_t i = 0; rvs && i < n; i++)
-        rvs[i] = objs[i]->rv;
     gc_store_unlock(store);
     free(objs);
-    for (size_t i = 0; blobs && reused && keys && rvs && i < n; i++) {
-        json_t *o = reused[i];
-        if (!o && blobs[i]) o = json_loadb(blobs[i]->text, blobs[i]->len, 0, NULL);
-        gc_blob_unref(blobs[i]);
-        if (!o) {
-            free(keys[i]);
-            continue;
+    bool shrunk = items && json_object_size(cache) > n;
+    json_t *fresh = shrunk ? json_object() : NULL;
+    for (size_t i = 0; items && i < n; i++) {
+        item *it = &items[i];
+        if (it->blob) {
+            it->obj = json_loadb(it->blob->text, it->blob->len, 0, NULL);
+            gc_blob_unref(it->blob);
+            if (it->obj && it->key)
+                json_object_set_new(cache, it->key,
+                                    json_pack("[I, O]", (json_int_t)it->rv, it->obj));
         }
-        if (keys[i])
-            json_object_set_new(c->parsed_next, keys[i],
-                                json_pack("[I, O]", (json_int_t)rvs[i], o));
-        free(keys[i]);
-        json_array_append(out, o);
+        if (fresh && it->obj && it->key)
+            json_object_set(fresh, it->key, json_object_get(cache, it->key));
+        free(it->key);
+        if (!it->obj) continue;
+        json_array_append(out, it->obj);
         if (all)
             json_array_append_new(all, json_pack("{s:s, s:s, s:o}", "resource", resource, "group",
-                                                 group, "object", o));
+                                                 group, "object", it->obj));
         else
-            json_decref(o);
+            json_decref(it->obj);
     }
-    free(rvs);
-    free(keys);
-    free(reused);
-    free(blobs);
+    if (fresh) json_object_set_new(c->parsed, id, fresh); /* what is gone leaves the cache */
+    free(items);
     return out;
+}
+
+static bool any_deleting(const json_t *list)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o) if (meta(o, "deletionTimestamp")) return true;
+    return false;
+}
+
+/* Whether the garbage collector and the namespace controller have work: an
+ * object was removed since they last looked (its dependents may be
+ * orphans), or something is being deleted. Otherwise the snapshot leaves
+ * out what only they read (events, leases...), which at a thousand nodes is
+ * most of a pass. */
+static bool collection_due(gc_controllers *c, const snapshot *s)
+{
+    gc_store_lock(c->api->store);
+    uint64_t deletions = gc_store_deletions(c->api->store);
+    gc_store_unlock(c->api->store);
+    bool due = !c->collected_once || deletions != c->collected_at || any_deleting(s->pods) ||
+               any_deleting(s->daemonsets) || any_deleting(s->namespaces) ||
+               any_deleting(s->revisions) || any_deleting(s->configmaps);
+    c->collected_at = deletions;
+    c->collected_once = true;
+    return due;
 }
 
 static void take_snapshot(gc_controllers *c, snapshot *s)
 {
-    c->parsed_next = json_object();
-    s->all = json_array();
-    s->nodes = list_resource(c, "", "nodes", s->all);
-    s->pods = list_resource(c, "", "pods", s->all);
-    s->daemonsets = list_resource(c, "apps", "daemonsets", s->all);
-    s->revisions = list_resource(c, "apps", "controllerrevisions", s->all);
-    s->namespaces = list_resource(c, "", "namespaces", s->all);
-    s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", s->all);
-    s->configmaps = list_resource(c, "", "configmaps", s->all);
-    json_decref(list_resource(c, "", "serviceaccounts", s->all));
-    json_decref(list_resource(c, "", "events", s->all));
-    json_decref(list_resource(c, "events.k8s.io", "events", s->all));
-    s->leases = list_resource(c, "coordination.k8s.io", "leases", s->all);
+    s->all = NULL;
+    s->nodes = list_resource(c, "", "nodes", NULL);
+    s->pods = list_resource(c, "", "pods", NULL);
+    s->daemonsets = list_resource(c, "apps", "daemonsets", NULL);
+    s->revisions = list_resource(c, "apps", "controllerrevisions", NULL);
+    s->namespaces = list_resource(c, "", "namespaces", NULL);
+    s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", NULL);
+    s->configmaps = list_resource(c, "", "configmaps", NULL);
+    s->leases = list_resource(c, "coordination.k8s.io", "leases", NULL);
+    if (collection_due(c, s)) {
+        /* every object, as the collector needs (unchanged ones come from
+         * the cache, so this second listing parses almost nothing) */
+        static const char *const all[][2] = {{"", "nodes"},
+                                             {"", "pods"},
+                                             {"apps", "daemonsets"},
+                                             {"apps", "controllerrevisions"},
+                                             {"", "namespaces"},
+                                             {"node.k8s.io", "runtimeclasses"},
+                                             {"", "configmaps"},
+                                             {"", "serviceaccounts"},
+                                             {"", "events"},
+                                             {"events.k8s.io", "events"},
+                                             {"coordination.k8s.io", "leases"}};
+        s->all = json_array();
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            json_decref(list_resource(c, all[i][0], all[i][1], s->all));
+    }
     s->node_index = json_object();
     size_t i;
     json_t *o;
@@ -167,10 +218,6 @@ static void take_snapshot(gc_controllers *c, snapshot *s)
         if (!set) json_object_set_new(s->pod_ips, node, set = json_object());
         json_object_set_new(set, ip, json_true());
     }
-    /* what is gone from the store leaves the cache with this swap */
-    json_decref(c->parsed);
-    c->parsed = c->parsed_next;
-    c->parsed_next = NULL;
 }
 
 static void free_snapshot(snapshot *s)
@@ -238,9 +285,9 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
     char key[512], when[32], path[700];
     snprintf(key, sizeof key, "%s|%s|%s|%.200s", uid ? uid : name, reason, component, message);
     format_now(now, when);
-    for (size_t i = 0; i < c->event_count; i++) {
-        event_memo *m = &c->events[i];
-        if (strcmp(m->key, key) != 0) continue;
+    json_t *at = json_object_get(c->event_index, key);
+    if (at) {
+        event_memo *m = &c->events[json_integer_value(at)];
         m->count++;
         json_t *patch =
             json_pack("{s:I, s:s}", "count", (json_int_t)m->count, "lastTimestamp", when);
@@ -248,7 +295,7 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
         bool ok = send(c, "PATCH", path, NULL, MERGE, patch, NULL);
         json_decref(patch);
         if (ok) return 1;
-        break; /* the event is gone (deleted with its namespace): make a new one */
+        /* the event is gone (deleted with its namespace): make a new one */
     }
     char ev_name[300];
     struct timespec ts;
@@ -272,6 +319,11 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
     bool ok = send(c, "POST", path, NULL, NULL, ev, NULL);
     json_decref(ev);
     if (!ok) return 0;
+    if (c->event_count == MAX_EVENT_MEMOS) {
+        /* like the recorder's LRU cache: old series start over */
+        c->event_count = 0;
+        json_object_clear(c->event_index);
+    }
     if (c->event_count == c->event_cap) {
         size_t cap = c->event_cap ? c->event_cap * 2 : 64;
         event_memo *m = realloc(c->events, cap * sizeof *m);
@@ -279,6 +331,7 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
         c->events = m;
         c->event_cap = cap;
     }
+    json_object_set_new(c->event_index, key, json_integer((json_int_t)c->event_count));
     event_memo *m = &c->events[c->event_count++];
     snprintf(m->key, sizeof m->key, "%s", key);
     snprintf(m->name, sizeof m->name, "%s", ev_name);
@@ -542,23 +595,6 @@ static unsigned long long cluster_fingerprint(const snapshot *s)
     return h;
 }
 
-static sched_memo *memo_for(gc_controllers *c, const char *uid)
-{
-    for (size_t i = 0; i < c->memo_count; i++)
-        if (strcmp(c->memos[i].uid, uid) == 0) return &c->memos[i];
-    if (c->memo_count == c->memo_cap) {
-        size_t cap = c->memo_cap ? c->memo_cap * 2 : 64;
-        sched_memo *m = realloc(c->memos, cap * sizeof *m);
-        if (!m) return NULL;
-        c->memos = m;
-        c->memo_cap = cap;
-    }
-    sched_memo *m = &c->memos[c->memo_count++];
-    snprintf(m->uid, sizeof m->uid, "%s", uid);
-    m->cluster = 0;
-    return m;
-}
-
 /* Node views for the scheduler: each node with the non-terminal pods bound
  * to it (or assumed there earlier in this pass). */
 typedef struct node_view {
@@ -683,42 +719,47 @@ static int preempt(gc_controllers *c, const json_t *pod, const gc_sched_result *
 
 static int schedule(gc_controllers *c, const snapshot *s, time_t now)
 {
-    unsigned long long fingerprint = cluster_fingerprint(s);
+    json_int_t fingerprint = (json_int_t)cluster_fingerprint(s);
     node_view v;
     build_view(s, &v);
     gc_sched_cluster *cluster = NULL;
-    int writes = 0;
+    json_t *failed = json_object();
+    int writes = 0, binds = 0;
     size_t i;
     json_t *pod;
     json_array_foreach(s->pods, i, pod)
     {
         if (!gc_sched_wants(pod)) continue;
         const char *uid = meta(pod, "uid");
-        sched_memo *m = uid ? memo_for(c, uid) : NULL;
-        if (m && m->cluster == fingerprint) continue; /* nothing new to try with */
+        if (!uid) continue;
+        json_t *seen = json_object_get(c->failed, uid);
+        if ((seen && json_integer_value(seen) == fingerprint) || binds == MAX_BINDS_PER_PASS) {
+            /* nothing new to try with (or enough for one pass): later */
+            if (seen) json_object_set(failed, uid, seen);
+            continue;
+        }
         gp_error err = {0};
         /* parsed once per pass, and only when some pod needs it */
         if (!cluster && !(cluster = gc_sched_cluster_new(v.nodes, v.n, &err))) break;
         gc_sched_result r;
         if (gc_sched_schedule_in(cluster, pod, c->tie_break++, &r) != 0) {
             writes += schedule_failed(c, pod, &r, now);
-            if (m) m->cluster = fingerprint;
-            gc_sched_result_free(&r);
-            continue;
-        }
-        if (r.chosen >= 0) {
+            json_object_set_new(failed, uid, json_integer(fingerprint));
+        } else if (r.chosen >= 0) {
             int w = bind(c, pod, meta(v.nodes[r.chosen].node, "name"), now);
             writes += w;
+            binds += w > 0;
             /* assumed on its node for the pods after it in this pass */
             if (w) gc_sched_cluster_assume(cluster, (size_t)r.chosen, pod, &err);
-            if (m) m->cluster = 0;
         } else {
             writes += schedule_failed(c, pod, &r, now);
             if (r.nominated >= 0) writes += preempt(c, pod, &r, &v);
-            if (m) m->cluster = fingerprint;
+            json_object_set_new(failed, uid, json_integer(fingerprint));
         }
         gc_sched_result_free(&r);
     }
+    json_decref(c->failed);
+    c->failed = failed;
     gc_sched_cluster_free(cluster);
     free_view(&v);
     return writes;
@@ -808,10 +849,15 @@ static int apply_plan(gc_controllers *c, const json_t *ds, gc_ds_plan *p, time_t
     for (; next_event < json_array_size(p->events); next_event++)
         writes += ds_event(c, ds, json_array_get(p->events, next_event), NULL, now);
     if (p->status) {
+        /* PUT of the whole status (section 6.5): the plan leaves out fields
+         * that are 0, and a merge patch would keep their old values. The
+         * object's resourceVersion makes it conditional; on a conflict the
+         * next pass computes it again. */
         object_path(path, sizeof path, "apps", "daemonsets", ns, meta(ds, "name"), "status");
-        json_t *patch = json_pack("{s:O}", "status", p->status);
-        writes += send(c, "PATCH", path, NULL, MERGE, patch, NULL);
-        json_decref(patch);
+        json_t *body = json_deep_copy(ds);
+        json_object_set(body, "status", p->status);
+        writes += send(c, "PUT", path, NULL, NULL, body, NULL);
+        json_decref(body);
     }
     return writes;
 }
@@ -879,6 +925,7 @@ static int run_actions(gc_controllers *c, json_t *actions)
 
 static int collect(gc_controllers *c, const snapshot *s, time_t now)
 {
+    if (!s->all) return 0;
     json_t *actions = gc_collect(s->all);
     int writes = run_actions(c, actions);
     json_decref(actions);
@@ -915,6 +962,8 @@ gc_controllers *gc_controllers_new(gc_api *api, const gc_controller_options *opt
     if (!c) return NULL;
     c->api = api;
     c->parsed = json_object();
+    c->failed = json_object();
+    c->event_index = json_object();
     if (opt) c->opt = *opt;
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t attr;
@@ -987,7 +1036,8 @@ void gc_controllers_free(gc_controllers *c)
     }
     pthread_cond_destroy(&c->wake);
     pthread_mutex_destroy(&c->lock);
-    free(c->memos);
+    json_decref(c->failed);
+    json_decref(c->event_index);
     free(c->events);
     json_decref(c->parsed);
     free(c);

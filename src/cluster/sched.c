@@ -416,6 +416,7 @@ typedef struct node_info {
 } node_info;
 
 typedef struct sched {
+    size_t next_start; /* where the next decision starts filtering */
     const json_t *pod;
     pod_info self;
     node_info *nodes;
@@ -1338,17 +1339,37 @@ static int try_nominated(sched *s, status *st, int *chosen)
     return 0;
 }
 
+/* kube-scheduler's numFeasibleNodesToFind with percentageOfNodesToScore
+ * unset (schedule_one.go): every node below 100 nodes; else an adaptive
+ * 50% - n/125 (at least 5%), and never fewer than 100 nodes. Filtering
+ * stops once that many feasible nodes are found. */
+static size_t feasible_to_find(size_t n)
+{
+    if (n < 100) return n;
+    long percent = 50 - (long)(n / 125);
+    if (percent < 5) percent = 5;
+    size_t k = n * (size_t)percent / 100;
+    return k < 100 ? 100 : k;
+}
+
+/* Filters the nodes from where the last decision stopped (its
+ * nextStartNodeIndex), so that successive pods spread over the nodes. A
+ * failure visits every node, so the FitError counts them all. */
 static int filter_all(sched *s, prefilter_mode mode, const name_set *names, status *st,
                       bool *feasible, size_t *nfeasible)
 {
     *nfeasible = 0;
-    for (size_t i = 0; i < s->n; i++) {
+    size_t want = feasible_to_find(s->n), visited = 0;
+    size_t start = s->n ? s->next_start % s->n : 0;
+    for (; visited < s->n && *nfeasible < want; visited++) {
+        size_t i = (start + visited) % s->n;
         if (mode == PF_SET && !name_set_has(names, s->nodes[i].name)) continue;
         if (run_filters(s, &s->nodes[i], NULL, &st[i]) < 0) return -1;
         st[i].set = st[i].code != ST_SUCCESS;
         feasible[i] = !st[i].set;
         *nfeasible += feasible[i];
     }
+    s->next_start = s->n ? (start + visited) % s->n : 0;
     return 0;
 }
 

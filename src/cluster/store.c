@@ -61,6 +61,7 @@ struct gc_store {
     long long history_first; /* position of the oldest kept event */
     long long history_next;  /* position the next event gets */
     uint64_t oldest_rv;      /* a watch may start from this rv or later */
+    uint64_t deletions;      /* objects removed since the store opened */
     /* WAL checkpoints (and their fsyncs) run on a thread of their own with
      * its own connection, never inside a client's request. */
     char *path;
@@ -358,8 +359,11 @@ static void *checkpoint_loop(void *arg)
         if (s->stopping) break;
         pthread_mutex_unlock(&s->lock);
         /* PASSIVE: copies what it can without waiting for (or blocking)
-         * the writer; the fsync happens here, outside the store lock. */
-        sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+         * the writer; the fsync happens here, outside the store lock. A
+         * pragma, not sqlite3_wal_checkpoint_v2: a connection that has not
+         * read the database yet does not know it is in WAL mode, and the
+         * call would silently do nothing (the log grew without bound). */
+        sqlite3_exec(db, "PRAGMA wal_checkpoint(PASSIVE)", NULL, NULL, NULL);
         pthread_mutex_lock(&s->lock);
     }
     pthread_mutex_unlock(&s->lock);
@@ -381,7 +385,7 @@ static int open_db(gc_store *s, const char *path, gp_error *err)
      * power cut could lose the last commits, which the lab accepts). */
     if (exec_sql(s,
                  "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                 "PRAGMA wal_autocheckpoint=0;",
+                 "PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=8388608;",
                  err) != 0 ||
         exec_sql(s,
                  "CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, key TEXT NOT NULL,"
@@ -496,6 +500,11 @@ void gc_store_unlock(gc_store *s)
 uint64_t gc_store_rv(const gc_store *s)
 {
     return s->rv;
+}
+
+uint64_t gc_store_deletions(const gc_store *s)
+{
+    return s->deletions;
 }
 
 uint64_t gc_store_oldest_rv(const gc_store *s)
@@ -664,6 +673,7 @@ gc_blob *gc_store_delete(gc_store *s, const gc_resource *r, const char *ns, cons
     }
     free(key);
     s->rv = rv;
+    s->deletions++;
     gc_object *o = *slot;
     table_remove(t, slot);
     gc_blob_unref(o->json);

@@ -96,6 +96,10 @@ const gc_event *gc_store_event_at(gc_store *s, long long pos);
 /* True when the event at pos has already left the history (a watcher that
  * fell that far behind must start again: 410 Expired). */
 bool gc_store_event_gone(const gc_store *s, long long pos);
+/* How many objects have been removed since the store opened: the garbage
+ * collector has work only after a removal (or while something is being
+ * deleted). */
+uint64_t gc_store_deletions(const gc_store *s);
 /* The oldest rv a watch may start from. */
 uint64_t gc_store_oldest_rv(const gc_store *s);
 
