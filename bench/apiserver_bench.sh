@@ -96,29 +96,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "apiserver-bench: compiling apiload" >&2
-"$cc" -O2 -g -std=c11 -Wall -Wextra -pthread -o "$apiload" "$root/bench/apiload.c" \
-    -lcurl -ljansson -lpthread ||
-    die "could not build $apiload; the libcurl and jansson headers come with 'scripts/setup-deps.sh build bench'"
-
-port=$("$apiload" port) || die "no free port on 127.0.0.1"
-url=https://127.0.0.1:$port
+bench_apiload
 log=$work/commands.log
 : >"$log"
-failed=0
-
-# Notes a failure for the report (and the exit status).
-problem() {
-    echo "$*" >>"$results/problems.txt"
-    echo "apiserver-bench: $*" >&2
-    failed=1
-}
-
-# Microseconds since the epoch into $now_us, without a fork.
-now() {
-    local t=$EPOCHREALTIME
-    now_us=${t//[!0-9]/}
-}
 
 # Starts the server on DIR (its earlier kubeconfig removed, so that a new one
 # tells it listens) and sets server_pid, start_us.

@@ -106,27 +106,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "controllers-bench: compiling apiload" >&2
-"$cc" -O2 -g -std=c11 -Wall -Wextra -pthread -o "$apiload" "$root/bench/apiload.c" \
-    -lcurl -ljansson -lpthread ||
-    die "could not build $apiload; the libcurl and jansson headers come with 'scripts/setup-deps.sh build bench'"
-
-port=$("$apiload" port) || die "no free port on 127.0.0.1"
-url=https://127.0.0.1:$port
-failed=0
-
-# Notes a failure for the report (and the exit status).
-problem() {
-    echo "$*" >>"$results/problems.txt"
-    echo "controllers-bench: $*" >&2
-    failed=1
-}
-
-# Microseconds since the epoch into $now_us, without a fork.
-now() {
-    local t=$EPOCHREALTIME
-    now_us=${t//[!0-9]/}
-}
+bench_apiload
 
 # NAME DIR ARGS...: starts the server on DIR with ARGS (the cluster's shape)
 # and waits until it answers; sets server_pid, since (exec time, seconds

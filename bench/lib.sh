@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154 # port, url, failed and now_us are the caller's; cc, apiload and results come from it
 # Sourced by the benchmark scripts: die, and the checked paths every one needs.
 #   BENCH_NAME   prefix of messages (set before sourcing)
 # After `bench_setup "$@"`: $root (the project) and $build (absolute BUILD dir).
@@ -15,4 +16,29 @@ bench_setup() {
     local build_arg=${1:-build}
     [ -d "$build_arg" ] || die "build directory '$build_arg' not found; run 'make build' first"
     build=$(cd "$build_arg" && pwd)
+}
+
+# Builds bench/apiload.c (the C load client of the API benchmarks) into
+# $apiload with $cc, then picks a free port into $port and sets $url.
+bench_apiload() {
+    echo "${BENCH_NAME:-bench}: compiling apiload" >&2
+    "$cc" -O2 -g -std=c11 -Wall -Wextra -pthread -o "$apiload" "$root/bench/apiload.c" \
+        -lcurl -ljansson -lpthread ||
+        die "could not build $apiload; the libcurl and jansson headers come with 'scripts/setup-deps.sh build bench'"
+    port=$("$apiload" port) || die "no free port on 127.0.0.1"
+    url=https://127.0.0.1:$port
+    failed=0
+}
+
+# Notes a failure for the report ($results/problems.txt) and the exit status.
+problem() {
+    echo "$*" >>"$results/problems.txt"
+    echo "${BENCH_NAME:-bench}: $*" >&2
+    failed=1
+}
+
+# Microseconds since the epoch into $now_us, without a fork.
+now() {
+    local t=$EPOCHREALTIME
+    now_us=${t//[!0-9]/}
 }

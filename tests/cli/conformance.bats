@@ -5,6 +5,7 @@
 # in namespaces of its own. Never touches the user's home or kubeconfig.
 
 bats_require_minimum_version 1.5.0
+load lab_manifests
 
 setup_file() {
     : "${GPUOP:?set GPUOP to the gpuop binary}"
@@ -45,62 +46,6 @@ stop_server() {
 
 k() {
     kubectl --kubeconfig "$KC" --cache-dir "$CTMP/cache" --request-timeout=10s "$@"
-}
-
-# The lab's step-5 manifest: the RuntimeClass first, then the GPU pod.
-lab_manifest() {
-    cat <<EOF
-apiVersion: node.k8s.io/v1
-kind: RuntimeClass
-metadata:
-  name: nvidia
-handler: nvidia
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: cuda-probe
-  namespace: $1
-spec:
-  runtimeClassName: nvidia
-  restartPolicy: Never
-  containers:
-  - name: cuda
-    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
-    command: ["nvidia-smi"]
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-EOF
-}
-
-daemonset_manifest() {
-    local image=$1 memory=$2
-    cat <<EOF
-apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: nvidia-container-toolkit
-  namespace: ds-lab
-spec:
-  selector:
-    matchLabels:
-      app: toolkit
-  updateStrategy:
-    rollingUpdate:
-      maxUnavailable: 1
-  template:
-    metadata:
-      labels:
-        app: toolkit
-    spec:
-      containers:
-      - name: agent
-        image: $image
-        resources:
-          requests:
-            memory: $memory
-EOF
 }
 
 node_manifest() {
@@ -318,13 +263,13 @@ EOF
 
 @test "daemonset: apply, edited apply, set image, set resources; generation and columns" {
     k create namespace ds-lab >/dev/null
-    run k apply -f <(daemonset_manifest nvcr.io/nvidia/k8s/container-toolkit:v1.16.2 128Mi)
+    run k apply -f <(toolkit_manifest ds-lab nvcr.io/nvidia/k8s/container-toolkit:v1.16.2 128Mi)
     [ "$output" = "daemonset.apps/nvidia-container-toolkit created" ]
     run k get ds -n ds-lab nvidia-container-toolkit -o jsonpath='{.metadata.generation} {.metadata.annotations.deprecated\.daemonset\.template\.generation} {.spec.updateStrategy.rollingUpdate.maxSurge} {.spec.revisionHistoryLimit}'
     [ "$output" = "1 1 0 10" ]
-    run k apply -f <(daemonset_manifest nvcr.io/nvidia/k8s/container-toolkit:v1.16.2 128Mi)
+    run k apply -f <(toolkit_manifest ds-lab nvcr.io/nvidia/k8s/container-toolkit:v1.16.2 128Mi)
     [ "$output" = "daemonset.apps/nvidia-container-toolkit unchanged" ]
-    run k apply -f <(daemonset_manifest nvcr.io/nvidia/k8s/container-toolkit:v1.17.0 64Gi)
+    run k apply -f <(toolkit_manifest ds-lab nvcr.io/nvidia/k8s/container-toolkit:v1.17.0 64Gi)
     [ "$output" = "daemonset.apps/nvidia-container-toolkit configured" ]
     run k get ds -n ds-lab nvidia-container-toolkit -o jsonpath='{.metadata.generation} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].resources.requests.memory}'
     [ "$output" = "2 nvcr.io/nvidia/k8s/container-toolkit:v1.17.0 64Gi" ]
@@ -357,7 +302,7 @@ EOF
     [[ "$output" =~ Name:\ +describe-node ]]
     [[ "$output" =~ memory:\ +32Gi ]]
     k create namespace ds-describe >/dev/null
-    daemonset_manifest img:v1 128Mi | sed 's/namespace: ds-lab/namespace: ds-describe/' | k apply -f - >/dev/null
+    toolkit_manifest ds-describe img:v1 128Mi | k apply -f - >/dev/null
     run k describe ds nvidia-container-toolkit -n ds-describe
     [ "$status" -eq 0 ]
     [[ "$output" =~ Desired\ Number\ of\ Nodes\ Scheduled:\ 0 ]]

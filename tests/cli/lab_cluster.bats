@@ -6,6 +6,7 @@
 # directory, never the user's.
 
 bats_require_minimum_version 1.5.0
+load lab_manifests
 
 setup_file() {
     : "${GPUOP:?set GPUOP to the gpuop binary}"
@@ -37,60 +38,6 @@ until_output() {
     return 1
 }
 
-gpu_manifest() {
-    cat <<'EOF'
-apiVersion: node.k8s.io/v1
-kind: RuntimeClass
-metadata:
-  name: nvidia
-handler: nvidia
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: cuda-probe
-  namespace: gpu-lab
-spec:
-  runtimeClassName: nvidia
-  restartPolicy: Never
-  containers:
-  - name: cuda
-    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
-    command: ["nvidia-smi"]
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-EOF
-}
-
-toolkit_manifest() {
-    cat <<EOF
-apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: nvidia-container-toolkit
-  namespace: gpu-operator
-spec:
-  selector:
-    matchLabels:
-      app: nvidia-container-toolkit
-  updateStrategy:
-    rollingUpdate:
-      maxUnavailable: 1
-  template:
-    metadata:
-      labels:
-        app: nvidia-container-toolkit
-    spec:
-      containers:
-      - name: agent
-        image: nvcr.io/nvidia/k8s/container-toolkit:$1
-        resources:
-          requests:
-            memory: $2
-EOF
-}
-
 @test "the lab preset: three Ready, untainted nodes of 16 cpu and 32Gi, and gpu-operator" {
     until_output $'lab-node-0 True\nlab-node-1 True\nlab-node-2 True' get nodes \
         -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}'
@@ -105,7 +52,7 @@ EOF
 
 @test "step 5: the GPU pod is Pending with the scheduler's exact words, on the pod and in describe" {
     k create namespace gpu-lab >/dev/null
-    run k apply -f <(gpu_manifest)
+    run k apply -f <(lab_manifest gpu-lab)
     [ "${lines[1]}" = "pod/cuda-probe created" ]
     local msg='0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.'
     until_output "False Unschedulable $msg" get pod cuda-probe -n gpu-lab \
@@ -134,7 +81,7 @@ EOF
 }
 
 @test "step 8: the toolkit DaemonSet rolls out, then stalls after one node on 64Gi" {
-    run k apply -f <(toolkit_manifest v1.16.2 128Mi)
+    run k apply -f <(toolkit_manifest gpu-operator nvcr.io/nvidia/k8s/container-toolkit:v1.16.2 128Mi)
     [ "$output" = "daemonset.apps/nvidia-container-toolkit created" ]
     until_output "3 3 3 3 3 1" get ds nvidia-container-toolkit -n gpu-operator \
         -o jsonpath='{.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberReady} {.status.updatedNumberScheduled} {.status.numberAvailable} {.status.observedGeneration}'
@@ -143,7 +90,7 @@ EOF
     run k get pods -n gpu-operator -o jsonpath='{range .items[*]}{.metadata.labels.pod-template-generation} {.metadata.ownerReferences[0].kind} {.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].key}{"\n"}{end}'
     [ "$output" = $'1 DaemonSet metadata.name\n1 DaemonSet metadata.name\n1 DaemonSet metadata.name' ]
 
-    run k apply -f <(toolkit_manifest v1.17.0 64Gi)
+    run k apply -f <(toolkit_manifest gpu-operator nvcr.io/nvidia/k8s/container-toolkit:v1.17.0 64Gi)
     [ "$output" = "daemonset.apps/nvidia-container-toolkit configured" ]
     # desired current ready up-to-date available unavailable misscheduled observedGeneration
     until_output "3 3 2 1 2 1 0 2" get ds nvidia-container-toolkit -n gpu-operator \
@@ -213,7 +160,7 @@ EOF
     done
     ks() { kubectl --kubeconfig "$kc" --cache-dir "$LTMP/cache2" --request-timeout=10s "$@"; }
     ks create namespace gpu-lab >/dev/null
-    gpu_manifest | sed '/nvidia.com\/gpu: 1/d; /limits:/d; /resources:/d' | ks apply -f - >/dev/null
+    lab_manifest gpu-lab | sed '/nvidia.com\/gpu: 1/d; /limits:/d; /resources:/d' | ks apply -f - >/dev/null
     local reason=""
     for _ in $(seq 1 100); do
         reason=$(ks get pod cuda-probe -n gpu-lab -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}' 2>/dev/null)
