@@ -361,29 +361,18 @@ results, json_out, bench_dir = sys.argv[1:4]
 threads, lab_pods, nodes, pods, runs = (int(x) for x in sys.argv[4:9])
 kubectl_version = sys.argv[9]
 sys.path.insert(0, bench_dir)
-from report import other_cpu  # noqa: E402  (the TOML report's machine-load figure)
+from report import other_cpu, words  # noqa: E402  (shared with the TOML report)
+from report import read as read_path  # noqa: E402
 MB = 1e6
 
 
 def read(name, default=""):
-    try:
-        with open(os.path.join(results, name), encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return default
-
-
-def value(text):
-    try:
-        return float(text)
-    except ValueError:
-        return text
+    return read_path(os.path.join(results, name), default)
 
 
 def kv_lines(name):
     """One dict a line of KEY=VALUE words; numbers as floats."""
-    return [{k: value(v) for k, v in (x.split("=", 1) for x in line.split() if "=" in x)}
-            for line in read(name).splitlines()]
+    return [words(line) for line in read(name).splitlines()]
 
 
 def median(rows, key, scale=1.0):
@@ -392,8 +381,7 @@ def median(rows, key, scale=1.0):
 
 
 def phase(name):
-    out = read(name + ".out").split()
-    d = {k: value(v) for k, v in (x.split("=", 1) for x in out if "=" in x)}
+    d = words(read(name + ".out"))
     if "requests" not in d:
         return {"error": read(name + ".err").strip()[:300] or "no result"}
     if d.get("clk_tck") and d.get("requests"):

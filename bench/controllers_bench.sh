@@ -294,7 +294,8 @@ nodes, pods, threads, timeout = (int(x) for x in sys.argv[4:8])
 max_unavailable = sys.argv[8]
 big_nodes, big_pods, big_step, big_budget, reference = (int(x) for x in sys.argv[9:14])
 sys.path.insert(0, bench_dir)
-from report import other_cpu  # noqa: E402  (the TOML report's machine-load figure)
+from report import other_cpu, words  # noqa: E402  (shared with the TOML report)
+from report import read as read_path  # noqa: E402
 MB = 1e6
 RUNNING_TARGET = 2000.0
 RSS_TARGET_MB = 1500.0
@@ -302,22 +303,7 @@ LIST_TARGET_MS = 1000.0
 
 
 def read(name, default=""):
-    try:
-        with open(os.path.join(results, name), encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return default
-
-
-def value(text):
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
-def words(text):
-    return {k: value(v) for k, v in (x.split("=", 1) for x in text.split() if "=" in x)}
+    return read_path(os.path.join(results, name), default)
 
 
 def phase(name):

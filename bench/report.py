@@ -33,6 +33,19 @@ def read(path, default=""):
         return default
 
 
+def value(text):
+    """A number as a float; other text as it is."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def words(text):
+    """The KEY=VALUE words of a text (the load client's result lines)."""
+    return {k: value(v) for k, v in (x.split("=", 1) for x in text.split() if "=" in x)}
+
+
 def outcome(results, parser, mode, name):
     """(dict of key=value, None) on success, (None, error text) on failure."""
     base = os.path.join(results, "%s.%s.%s" % (parser, mode, name))

@@ -255,14 +255,14 @@ static void respond_table(gc_response *resp, const gc_resource *r, gc_blob *cons
     json_object_del(table, "rows");
     char *head = table ? json_dumps(table, JSON_COMPACT) : NULL;
     json_decref(table);
-    text_buf b = {0};
+    text_buf b = {.failed = head == NULL};
     if (head) {
         buf_add(&b, head, strlen(head) - 1);
         buf_add(&b, ",\"rows\":[", 9);
     }
     free(head);
     size_t written = 0;
-    for (size_t i = 0; head && i < n && !b.failed; i++) {
+    for (size_t i = 0; i < n && !b.failed; i++) {
         json_t *o = json_loadb(blobs[i]->text, blobs[i]->len, 0, NULL);
         if (!o) continue;
         json_t *one = gc_table(r->group, r->kind, &o, 1, false, NULL, now);
@@ -275,7 +275,7 @@ static void respond_table(gc_response *resp, const gc_resource *r, gc_blob *cons
         free(row);
     }
     buf_add(&b, "]}", 2);
-    if (!head || b.failed) {
+    if (b.failed) {
         free(b.text);
         gc_status(resp, 500, "InternalError", "out of memory");
         return;

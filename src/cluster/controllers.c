@@ -32,7 +32,6 @@
 /* A repeated event is one object with a count, as the event recorder's
  * correlator makes it. */
 typedef struct event_memo {
-    char key[512];
     char name[300];
     char ns[254];
     long count;
@@ -44,7 +43,6 @@ struct gc_controllers {
     pthread_t thread;
     bool running, stopping;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
     /* What the scheduler remembers of a failed pod: uid -> the fingerprint
      * of the cluster it failed in. It tries again only when nodes or bound
      * pods have changed since. Rebuilt each pass from the pending pods. */
@@ -265,11 +263,6 @@ static bool send(gc_controllers *c, const char *method, const char *path, const 
 static const char *const SMP = "application/strategic-merge-patch+json";
 static const char *const MERGE = "application/merge-patch+json";
 
-static void format_now(time_t now, char out[32])
-{
-    gc_format_time(now, out);
-}
-
 /* ---- events --------------------------------------------------------------- */
 
 /* A core/v1 Event on `obj` from `component`; a repeat of the same reason and
@@ -284,7 +277,7 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
     const char *event_ns = ns && *ns ? ns : "default";
     char key[512], when[32], path[700];
     snprintf(key, sizeof key, "%s|%s|%s|%.200s", uid ? uid : name, reason, component, message);
-    format_now(now, when);
+    gc_format_time(now, when);
     json_t *at = json_object_get(c->event_index, key);
     if (at) {
         event_memo *m = &c->events[json_integer_value(at)];
@@ -333,7 +326,6 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
     }
     json_object_set_new(c->event_index, key, json_integer((json_int_t)c->event_count));
     event_memo *m = &c->events[c->event_count++];
-    snprintf(m->key, sizeof m->key, "%s", key);
     snprintf(m->name, sizeof m->name, "%s", ev_name);
     snprintf(m->ns, sizeof m->ns, "%s", event_ns);
     m->count = 1;
@@ -656,7 +648,7 @@ static int schedule_failed(gc_controllers *c, const json_t *pod, const gc_sched_
                            time_t now)
 {
     char when[32], path[600];
-    format_now(now, when);
+    gc_format_time(now, when);
     json_t *cond = r->error ? gc_sched_error_condition(r->message, when)
                             : gc_sched_unschedulable_condition(r->message, when);
     const json_t *old = scheduled_condition(pod);
@@ -966,11 +958,6 @@ gc_controllers *gc_controllers_new(gc_api *api, const gc_controller_options *opt
     c->event_index = json_object();
     if (opt) c->opt = *opt;
     pthread_mutex_init(&c->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wake, &attr);
-    pthread_condattr_destroy(&attr);
     return c;
 }
 
@@ -1034,7 +1021,6 @@ void gc_controllers_free(gc_controllers *c)
         pthread_mutex_unlock(&c->lock);
         pthread_join(c->thread, NULL);
     }
-    pthread_cond_destroy(&c->wake);
     pthread_mutex_destroy(&c->lock);
     json_decref(c->failed);
     json_decref(c->event_index);

@@ -271,15 +271,10 @@ static int insert_loaded(gc_store *s, const gc_resource *r, const char *key, uin
     if (!index && !obj) return 0; /* a row we cannot read is skipped, never fatal */
     if (!index) index = build_index(r, obj);
     json_decref(obj);
-    obj = index;
     object_table *t = table_of(s, r);
-    if ((t->count + 1) * 4 > t->cap * 3 && table_grow(t) != 0) {
-        json_decref(obj);
-        return -1;
-    }
-    gc_object *o = calloc(1, sizeof *o);
-    if (!o) {
-        json_decref(obj);
+    gc_object *o = NULL;
+    if (((t->count + 1) * 4 > t->cap * 3 && table_grow(t) != 0) || !(o = calloc(1, sizeof *o))) {
+        json_decref(index);
         return -1;
     }
     o->resource = r;

@@ -241,34 +241,6 @@ void gc_strategy_update(const char *group, const char *kind, json_t *obj, const 
     }
 }
 
-bool gc_strategy_has_status_subresource(const char *group, const char *kind)
-{
-    static const struct {
-        const char *group, *kind;
-    } with_status[] = {
-        {"", "Pod"},
-        {"", "Node"},
-        {"", "Namespace"},
-        {"", "Service"},
-        {"", "PersistentVolume"},
-        {"", "PersistentVolumeClaim"},
-        {"", "ReplicationController"},
-        {"", "ResourceQuota"},
-        {"apps", "DaemonSet"},
-        {"apps", "Deployment"},
-        {"apps", "ReplicaSet"},
-        {"apps", "StatefulSet"},
-        {"batch", "Job"},
-        {"batch", "CronJob"},
-    };
-    if (!kind) return false;
-    if (!group) group = "";
-    for (size_t i = 0; i < sizeof with_status / sizeof with_status[0]; i++)
-        if (strcmp(with_status[i].group, group) == 0 && strcmp(with_status[i].kind, kind) == 0)
-            return true;
-    return false;
-}
-
 /* ---- 400 before decoding succeeds ---- */
 
 static const char *list_error(const json_t *list)

@@ -98,8 +98,4 @@ char *gc_strategy_decode_error(const char *group, const char *kind, const json_t
  * The pod is unchanged on failure. */
 int gc_strategy_runtimeclass(json_t *pod, const json_t *runtimeclass, char **message);
 
-/* True when the kind keeps status apart (status is written only through
- * /status). */
-bool gc_strategy_has_status_subresource(const char *group, const char *kind);
-
 #endif

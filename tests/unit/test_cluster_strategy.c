@@ -946,18 +946,6 @@ static void test_runtimeclass_superset(void **state)
 
 /* ---- misc ---- */
 
-static void test_status_subresource(void **state)
-{
-    (void)state;
-    assert_true(gc_strategy_has_status_subresource("", "Pod"));
-    assert_true(gc_strategy_has_status_subresource(NULL, "Node"));
-    assert_true(gc_strategy_has_status_subresource("", "Namespace"));
-    assert_true(gc_strategy_has_status_subresource("apps", "DaemonSet"));
-    assert_false(gc_strategy_has_status_subresource("", "ConfigMap"));
-    assert_false(gc_strategy_has_status_subresource("node.k8s.io", "RuntimeClass"));
-    assert_false(gc_strategy_has_status_subresource("", "DaemonSet"));
-}
-
 /* published: "Pod in version \"v1\" cannot be handled as a Pod: quantities
  * must match the regular expression ..." and "... unable to parse quantity's
  * suffix" (quantity.go ErrFormatWrong / ErrSuffix) */
@@ -1025,7 +1013,6 @@ int main(void)
         cmocka_unit_test(test_validate_tolerations),
         cmocka_unit_test(test_runtimeclass_merge),
         cmocka_unit_test(test_runtimeclass_superset),
-        cmocka_unit_test(test_status_subresource),
         cmocka_unit_test(test_decode_error),
         cmocka_unit_test(test_other_kinds),
     };
