@@ -21,7 +21,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 run: build
-	@scripts/run-incident.sh $(BUILD)/gpuop
+	@scripts/run-lab.sh $(BUILD)/gpuop
 
 test: deps
 	@scripts/setup-deps.sh build test

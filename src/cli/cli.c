@@ -1,6 +1,7 @@
 /* What every command shares: messages, errors, usage. Linked into gpuop and
  * its helper programs (gpuop-apiserver). */
 #include <locale.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +44,47 @@ int cli_is_help(const char *arg)
 
 /* Catalogues: $GPUOP_LOCALEDIR, else build/locale next to an uninstalled
  * binary, else the installed ones. */
+static bool names_plain_c(const char *v)
+{
+    return strcmp(v, "C") == 0 || strcmp(v, "POSIX") == 0 || strncmp(v, "C.", 2) == 0;
+}
+
+/* The language the user asked for, as gettext would read it if the locale
+ * existed: LANGUAGE, else the first of LC_ALL, LC_MESSAGES, LANG. */
+static const char *requested_language(void)
+{
+    static const char *const vars[] = {"LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return v;
+    }
+    return NULL;
+}
+
+/* A learner's machine often has no ko_KR or ja_JP locale (a container has
+ * only C.UTF-8), and glibc then falls back to the C locale, where gettext
+ * ignores every catalogue. The messages need no locale data but UTF-8
+ * output, so in that case gpuop runs in C.UTF-8 and tells gettext the
+ * language through LANGUAGE ("ko_KR.UTF-8" -> "ko_KR", which also finds
+ * "ko"). An explicit C or POSIX request keeps English. */
+static void choose_language_without_locale(void)
+{
+    const char *messages = setlocale(LC_MESSAGES, NULL);
+    if (messages && !names_plain_c(messages)) return;
+    const char *want = requested_language();
+    if (!want || names_plain_c(want)) return;
+    if (!setlocale(LC_ALL, "C.UTF-8")) return;
+    char lang[64];
+    snprintf(lang, sizeof lang, "%s", want);
+    lang[strcspn(lang, ".@")] = '\0';
+    const char *language = getenv("LANGUAGE");
+    if (!language || !*language) setenv("LANGUAGE", lang, 1);
+}
+
 void cli_setup_messages(void)
 {
     setlocale(LC_ALL, "");
+    choose_language_without_locale();
     /* Numbers in output are read by programs: always a '.' decimal point. */
     setlocale(LC_NUMERIC, "C");
     const char *dir = getenv("GPUOP_LOCALEDIR");

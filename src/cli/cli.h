@@ -32,6 +32,11 @@ int cmd_containerd(int argc, char **argv);
 int cmd_containerd_merge(int argc, char **argv);
 int cmd_containerd_check(int argc, char **argv);
 int cmd_containerd_script(int argc, char **argv);
+int cmd_lab(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);
+int cmd_why_pending(int argc, char **argv);
+int cmd_slots(int argc, char **argv);
+int cmd_rollout(int argc, char **argv);
 /* gpuop run through a link named `containerd`: a stand-in that answers
  * `containerd config dump` from $GPUOP_STANDIN_DUMP (tests, lab grader). */
 int standin_containerd_main(int argc, char **argv);

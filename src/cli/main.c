@@ -19,7 +19,13 @@ static const command commands[] = {
     {"cluster", N_("run the embedded Kubernetes API server that kubectl drives"), cmd_cluster},
     {"containerd", N_("predict and check what containerd loads from its config files"),
      cmd_containerd},
+    {"lab", N_("the GPU incident lab: workspace, cluster, steps, grader, solver"), cmd_lab},
+    {"nodes", N_("what each node advertises of a GPU resource, and nodes that lost it"), cmd_nodes},
+    {"rollout", N_("why a DaemonSet rollout is stuck, with the evidence read"), cmd_rollout},
+    {"slots", N_("time-slicing and MPS: slots, guaranteed memory, isolation, MIG instead"),
+     cmd_slots},
     {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cmd_toml},
+    {"why-pending", N_("why a GPU pod is Pending, layer by layer"), cmd_why_pending},
 };
 
 static void usage(FILE *out)
@@ -32,7 +38,7 @@ static void usage(FILE *out)
                    "\n"
                    "Commands:\n"));
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, _(commands[i].summary));
+        fprintf(out, "  %-12s %s\n", commands[i].name, _(commands[i].summary));
     fprintf(out, _("\n"
                    "Options:\n"
                    "  -h, --help     show this help\n"

@@ -249,6 +249,17 @@ typedef struct nonzero_defaults {
 static int container_requests(const json_t *c, const nonzero_defaults *nz, qlist *l, gp_error *err)
 {
     if (parse_resource_list(get2(c, "resources", "requests"), l, err) < 0) return -1;
+    /* A limit without a request is the request: the API server's defaulting
+     * writes it so for every stored pod, and snapshots made by hand (or by
+     * tools that skip defaulting) may lack it. */
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)get2(c, "resources", "limits"), name, v)
+    {
+        kq_quantity q;
+        if (qlist_find(l, name)) continue;
+        if (parse_quantity(v, &q, err) < 0 || qlist_append(l, name, &q, err) < 0) return -1;
+    }
     if (!nz) return 0;
     if (!qlist_find(l, "cpu") && qlist_append(l, "cpu", &nz->cpu, err) < 0) return -1;
     if (!qlist_find(l, "memory") && qlist_append(l, "memory", &nz->memory, err) < 0) return -1;
@@ -310,6 +321,19 @@ static int pod_requests(const json_t *pod, const nonzero_defaults *nz, qlist *re
     if (rc == 0) rc = parse_resource_list(get(spec, "overhead"), reqs, err);
     qlist_free(&one);
     qlist_free(&floor);
+    return rc;
+}
+
+int gc_sched_pod_requests(const json_t *pod, const char *const *names, size_t n, kq_quantity *out,
+                          gp_error *err)
+{
+    qlist reqs = {0};
+    int rc = pod_requests(pod, NULL, &reqs, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const qentry *e = qlist_find(&reqs, names[i]);
+        out[i] = e ? e->q : (kq_quantity){0};
+    }
+    qlist_free(&reqs);
     return rc;
 }
 

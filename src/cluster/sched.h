@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "kube/quantity.h"
 #include "util/error.h"
 
 /* Whether the scheduler should try this pod: spec.nodeName empty,
@@ -43,6 +44,14 @@
  * metadata.deletionTimestamp, no spec.schedulingGates, and status.phase
  * neither Succeeded nor Failed. */
 bool gc_sched_wants(const json_t *pod);
+
+/* The pod's requests of the named resources as kube-scheduler counts them
+ * (resourcehelper.PodRequests: containers summed, the init containers'
+ * floor with sidecars, spec.overhead; a limit without a request counts as
+ * the request). out[i] is 0 for a resource the pod does not ask for.
+ * -1 with err for a quantity that does not parse. */
+int gc_sched_pod_requests(const json_t *pod, const char *const *names, size_t n, kq_quantity *out,
+                          gp_error *err);
 
 typedef struct gc_sched_node {
     const json_t *node;        /* a Node object */

@@ -169,7 +169,7 @@ static json_t *runtime_handlers(const char *names)
 
 /* kwokctl's node template (k8s-semantics.md 7.1) with this cluster's sizes;
  * the fake kubelet fills in the conditions once it sees the node. */
-static json_t *node_body(const gc_seed *s, int index)
+json_t *gc_seed_node(const gc_seed *s, int index)
 {
     char name[256], cidr[32], ip[32];
     snprintf(name, sizeof name, "%s%d", s->prefix, index);
@@ -242,7 +242,7 @@ int gc_seed_apply(gc_api *api, const gc_seed *s, gp_error *err)
     }
     for (int i = 0; i < s->nodes; i++) {
         snprintf(path, sizeof path, "/api/v1/nodes/%s%d", s->prefix, i);
-        if (ensure(api, "/api/v1/nodes", path, node_body(s, i), err) != 0) return -1;
+        if (ensure(api, "/api/v1/nodes", path, gc_seed_node(s, i), err) != 0) return -1;
     }
     return 0;
 }

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "cluster/routes.h"
 #include "util/error.h"
 
@@ -44,6 +46,11 @@ void gc_seed_lab(gc_seed *s);
  * --lab, --no-controllers, --kubelet-runtime-check). Returns how many arguments it used (1 or 2), 0
  * when argv[0] is not such an option, -1 with err set when its value is bad. */
 int gc_seed_option(gc_seed *s, int argc, char **argv, gp_error *err);
+
+/* Node `index` of the shape as kwokctl's node template (k8s-semantics.md
+ * 7.1), annotated kwok.x-k8s.io/node: fake; the caller owns it. The lab
+ * creates its nodes on any cluster from the same template. */
+json_t *gc_seed_node(const gc_seed *s, int index);
 
 /* Creates what is missing. */
 int gc_seed_apply(gc_api *api, const gc_seed *s, gp_error *err);

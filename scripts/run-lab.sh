@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make run: the GPU incident lab end to end on this machine. Starts the
+# embedded control plane, solves the eight steps with gpuop's own field
+# tools, grades them, and leaves everything up for the learner.
+#   scripts/run-lab.sh [GPUOP]      GPUOP_LAB_ROOT=DIR chooses the workspace
+set -euo pipefail
+gpuop=${1:-build/gpuop}
+args=()
+[ -n "${GPUOP_LAB_ROOT:-}" ] && args=(--root "$GPUOP_LAB_ROOT")
+
+"$gpuop" lab init "${args[@]}"
+"$gpuop" lab up "${args[@]}"
+echo
+"$gpuop" lab solve "${args[@]}"
+echo
+status=0
+"$gpuop" lab check "${args[@]}" || status=$?
+echo
+kubectl_line="kubectl get nodes; kubectl describe pod -n gpu-lab cuda-probe"
+command -v kubectl >/dev/null 2>&1 ||
+    kubectl_line="(kubectl is not installed; the current context 'gpuop' in ~/.kube/config is ready for it)"
+cat <<EOF
+The lab is up and solved; the cluster keeps running.
+  $kubectl_line
+  $gpuop lab steps            the eight tasks
+  $gpuop lab check 5          grade one step (-o json, -o junit)
+  $gpuop lab reset            start over by hand (your workspace is moved aside, not deleted)
+  $gpuop lab down             stop the cluster
+EOF
+exit "$status"

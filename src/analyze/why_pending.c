@@ -1,0 +1,849 @@
+/* The why-pending analyzer (see why_pending.h). */
+#include "analyze/why_pending.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/nodes.h"
+#include "analyze/sched_message.h"
+#include "kube/quantity.h"
+#include "util/i18n.h"
+
+#define MAX_RES       32
+#define PLUGIN_MARK   "nvidia-device-plugin"
+#define NO_RUNTIME    "no runtime for"
+#define TEXT_NODE_MAX 20 /* node rows the text table shows */
+
+typedef struct node_rec {
+    char ready[16];
+    char *capacity, *allocatable; /* of the main resource, as written; NULL = absent */
+    json_t *handlers;             /* status.runtimeHandlers names, NULL = field absent */
+} node_rec;
+
+typedef struct plugin_pod {
+    char *ref, *name, *node, *runtime_class;
+    char phase[32], status[64];
+    bool ready;
+} plugin_pod;
+
+typedef struct kept_event {
+    char *object, *reason, *message, *time;
+} kept_event;
+
+struct an_why_pending {
+    json_t *pod;
+    char ref[600], name[256], ns[256], uid[128];
+    const char *names[MAX_RES];
+    size_t nres;
+    const char *resource; /* the extended resource that matters, or NULL */
+    size_t res_index;
+    kq_quantity req[MAX_RES];
+    an_node_table *nodes;
+    plugin_pod *plugins;
+    size_t nplugins, pcap;
+    kept_event *events;
+    size_t nevents, ecap;
+    char *rc_handler; /* the pod's RuntimeClass handler, once seen */
+    json_t *warnings;
+    bool oom;
+};
+
+/* ---- setup ---- */
+
+static void track(an_why_pending *b, const char *name)
+{
+    for (size_t i = 0; i < b->nres; i++)
+        if (strcmp(b->names[i], name) == 0) return;
+    if (b->nres < MAX_RES) b->names[b->nres++] = name;
+}
+
+static void track_containers(an_why_pending *b, const json_t *containers)
+{
+    static const char *const lists[] = {"requests", "limits"};
+    size_t i;
+    const json_t *c;
+    json_array_foreach(containers, i, c)
+    {
+        for (size_t l = 0; l < 2; l++) {
+            const char *key;
+            json_t *v;
+            json_object_foreach((json_t *)an_path(c, "resources", lists[l], NULL), key, v)
+            {
+                track(b, key);
+            }
+        }
+    }
+}
+
+/* nvidia.com/gpu when requested, else the first extended resource. */
+static void choose_resource(an_why_pending *b)
+{
+    for (size_t i = 0; i < b->nres; i++) {
+        if (kq_is_zero(&b->req[i]) || !strchr(b->names[i], '/')) continue;
+        if (!b->resource || strcmp(b->names[i], "nvidia.com/gpu") == 0) {
+            b->resource = b->names[i];
+            b->res_index = i;
+        }
+    }
+}
+
+an_why_pending *an_why_pending_new(const json_t *pod, gp_error *err)
+{
+    if (!json_is_object(pod) || strcmp(an_str(pod, "kind"), "Pod") != 0) {
+        gp_error_set(err, NULL, 0, 0, "not a Pod object");
+        return NULL;
+    }
+    an_why_pending *b = calloc(1, sizeof *b);
+    if (!b) {
+        gp_error_set(err, NULL, 0, 0, "out of memory");
+        return NULL;
+    }
+    b->pod = json_deep_copy(pod);
+    b->warnings = json_array();
+    b->nodes = an_node_table_new(MAX_RES);
+    const json_t *meta = json_object_get(pod, "metadata");
+    snprintf(b->name, sizeof b->name, "%s", an_str(meta, "name"));
+    snprintf(b->ns, sizeof b->ns, "%s", an_str(meta, "namespace"));
+    snprintf(b->uid, sizeof b->uid, "%s", an_str(meta, "uid"));
+    an_obj_ref(pod, b->ref, sizeof b->ref);
+    if (!b->pod || !b->warnings || !b->nodes) {
+        gp_error_set(err, NULL, 0, 0, "out of memory");
+        an_why_pending_free(b);
+        return NULL;
+    }
+    const json_t *spec = json_object_get(b->pod, "spec");
+    track(b, "cpu");
+    track(b, "memory");
+    track_containers(b, json_object_get(spec, "containers"));
+    track_containers(b, json_object_get(spec, "initContainers"));
+    if (an_pod_requests(b->pod, b->names, b->nres, b->req, err) < 0) {
+        an_why_pending_free(b);
+        return NULL;
+    }
+    choose_resource(b);
+    return b;
+}
+
+/* ---- adding ---- */
+
+static node_rec *rec_of(an_why_pending *b, an_node_entry *e)
+{
+    if (!e->user) e->user = calloc(1, sizeof(node_rec));
+    if (!e->user) b->oom = true;
+    return e->user;
+}
+
+static void node_rec_free(void *p)
+{
+    node_rec *r = p;
+    free(r->capacity);
+    free(r->allocatable);
+    json_decref(r->handlers);
+    free(r);
+}
+
+static char *list_text(const json_t *list, const char *name)
+{
+    const json_t *v = json_object_get(list, name);
+    if (!v) return NULL;
+    if (json_is_string(v)) return strdup(json_string_value(v));
+    return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
+void an_why_pending_add_node(an_why_pending *b, const json_t *node)
+{
+    an_node_entry *e =
+        an_node_table_get(b->nodes, an_str(json_object_get(node, "metadata"), "name"));
+    node_rec *r = e ? rec_of(b, e) : NULL;
+    if (!r) return;
+    e->seen = true;
+    snprintf(r->ready, sizeof r->ready, "%s", an_condition_status(node, "Ready"));
+    const json_t *status = json_object_get(node, "status");
+    if (b->resource) {
+        r->capacity = list_text(json_object_get(status, "capacity"), b->resource);
+        r->allocatable = list_text(json_object_get(status, "allocatable"), b->resource);
+    }
+    const json_t *handlers = json_object_get(status, "runtimeHandlers");
+    if (!json_is_array(handlers)) return;
+    r->handlers = json_array();
+    size_t i;
+    const json_t *h;
+    json_array_foreach(handlers, i, h)
+    {
+        json_array_append_new(r->handlers, json_string(an_str(h, "name")));
+    }
+}
+
+static bool is_plugin_pod(const json_t *pod)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    if (strstr(an_str(meta, "name"), PLUGIN_MARK)) return true;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)json_object_get(meta, "labels"), key, v)
+    {
+        if (json_is_string(v) && strstr(json_string_value(v), PLUGIN_MARK)) return true;
+    }
+    return false;
+}
+
+static void add_plugin_pod(an_why_pending *b, const json_t *pod)
+{
+    if (b->nplugins == b->pcap) {
+        size_t cap = b->pcap ? b->pcap * 2 : 8;
+        plugin_pod *v = realloc(b->plugins, cap * sizeof *v);
+        if (!v) {
+            b->oom = true;
+            return;
+        }
+        b->plugins = v;
+        b->pcap = cap;
+    }
+    plugin_pod *p = &b->plugins[b->nplugins++];
+    memset(p, 0, sizeof *p);
+    char ref[600];
+    p->ref = strdup(an_obj_ref(pod, ref, sizeof ref));
+    p->name = strdup(an_str(json_object_get(pod, "metadata"), "name"));
+    p->node = strdup(an_pod_target_node(pod));
+    p->runtime_class = strdup(an_str(json_object_get(pod, "spec"), "runtimeClassName"));
+    snprintf(p->phase, sizeof p->phase, "%s", an_str(json_object_get(pod, "status"), "phase"));
+    an_pod_status_text(pod, p->status, sizeof p->status);
+    p->ready = strcmp(an_condition_status(pod, "Ready"), "True") == 0;
+    if (!p->ref || !p->name || !p->node || !p->runtime_class) b->oom = true;
+}
+
+void an_why_pending_add_pod(an_why_pending *b, const json_t *pod)
+{
+    const json_t *meta = json_object_get(pod, "metadata");
+    if (strcmp(an_str(meta, "name"), b->name) == 0 && strcmp(an_str(meta, "namespace"), b->ns) == 0)
+        return; /* the pod itself does not compete with itself */
+    if (is_plugin_pod(pod)) add_plugin_pod(b, pod);
+    const char *node = an_str(json_object_get(pod, "spec"), "nodeName");
+    if (!*node || an_pod_terminated(pod)) return;
+    kq_quantity req[MAX_RES];
+    gp_error err = {0};
+    if (an_pod_requests(pod, b->names, b->nres, req, &err) < 0) {
+        json_array_append_new(b->warnings, json_string(err.text));
+        return;
+    }
+    an_node_entry *e = an_node_table_get(b->nodes, node);
+    if (!e || !rec_of(b, e)) return;
+    for (size_t i = 0; i < b->nres; i++)
+        if (kq_add(&e->sums[i], &req[i], &e->sums[i], &err) < 0)
+            json_array_append_new(b->warnings, json_string(err.text));
+}
+
+static bool about_pod(const an_why_pending *b, const json_t *object)
+{
+    if (strcmp(an_str(object, "kind"), "Pod") != 0) return false;
+    if (*b->uid && *an_str(object, "uid")) return strcmp(an_str(object, "uid"), b->uid) == 0;
+    return strcmp(an_str(object, "name"), b->name) == 0 &&
+           strcmp(an_str(object, "namespace"), b->ns) == 0;
+}
+
+/* Keeps the latest event per object and reason: the pod's own, and
+ * warnings on device plugin pods. */
+void an_why_pending_add_event(an_why_pending *b, const json_t *event)
+{
+    an_event_view v;
+    an_event_read(event, &v);
+    bool mine = about_pod(b, v.object);
+    if (!mine && (strcmp(v.type, "Warning") != 0 || !strstr(an_str(v.object, "name"), PLUGIN_MARK)))
+        return;
+    char ref[600];
+    snprintf(ref, sizeof ref, "%s/%s", an_str(v.object, "namespace"), an_str(v.object, "name"));
+    if (mine) snprintf(ref, sizeof ref, "%s", b->ref);
+    for (size_t i = 0; i < b->nevents; i++) {
+        kept_event *k = &b->events[i];
+        if (strcmp(k->object, ref) || strcmp(k->reason, v.reason)) continue;
+        if (strcmp(v.time, k->time) < 0) return;
+        char *t = strdup(v.time), *m = strdup(v.message);
+        if (!t || !m) {
+            free(t), free(m);
+            b->oom = true;
+            return;
+        }
+        free(k->time), free(k->message);
+        k->time = t, k->message = m;
+        return;
+    }
+    if (b->nevents == b->ecap) {
+        size_t cap = b->ecap ? b->ecap * 2 : 8;
+        kept_event *ev = realloc(b->events, cap * sizeof *ev);
+        if (!ev) {
+            b->oom = true;
+            return;
+        }
+        b->events = ev;
+        b->ecap = cap;
+    }
+    kept_event *k = &b->events[b->nevents++];
+    k->object = strdup(ref);
+    k->reason = strdup(v.reason);
+    k->message = strdup(v.message);
+    k->time = strdup(v.time);
+    if (!k->object || !k->reason || !k->message || !k->time) b->oom = true;
+}
+
+void an_why_pending_add_runtimeclass(an_why_pending *b, const json_t *rc)
+{
+    const char *want = an_str(json_object_get(b->pod, "spec"), "runtimeClassName");
+    if (!*want || strcmp(an_str(json_object_get(rc, "metadata"), "name"), want) != 0) return;
+    free(b->rc_handler);
+    b->rc_handler = strdup(an_str(rc, "handler"));
+    if (!b->rc_handler) b->oom = true;
+}
+
+/* ---- finish ---- */
+
+typedef struct ctx {
+    an_why_pending *b;
+    json_t *report, *evidence;
+    an_node_entry **nodes;
+    size_t n;
+} ctx;
+
+static void evidence(ctx *c, const char *kind, const char *ref, const char *field,
+                     const char *value)
+{
+    char line[2048];
+    snprintf(line, sizeof line, "%s %s %s = %s", kind, ref, field, value ? value : "<absent>");
+    json_array_append_new(c->evidence, json_string(line));
+}
+
+static const char *event_message(const an_why_pending *b, const char *object, const char *reason)
+{
+    for (size_t i = 0; i < b->nevents; i++)
+        if (strcmp(b->events[i].object, object) == 0 && strcmp(b->events[i].reason, reason) == 0)
+            return b->events[i].message;
+    return NULL;
+}
+
+static json_t *scheduler_section(ctx *c)
+{
+    an_why_pending *b = c->b;
+    const json_t *cond = NULL;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(an_path(b->pod, "status", "conditions", NULL), i, x)
+    {
+        if (strcmp(an_str(x, "type"), "PodScheduled") == 0) cond = x;
+    }
+    const char *event = event_message(b, b->ref, "FailedScheduling");
+    const char *msg =
+        cond && strcmp(an_str(cond, "status"), "False") == 0 && *an_str(cond, "message")
+            ? an_str(cond, "message")
+            : event;
+    evidence(c, "pod", b->ref, ".status.conditions[PodScheduled].status",
+             cond ? an_str(cond, "status") : NULL);
+    if (cond && *an_str(cond, "reason"))
+        evidence(c, "pod", b->ref, ".status.conditions[PodScheduled].reason",
+                 an_str(cond, "reason"));
+    if (cond && *an_str(cond, "message"))
+        evidence(c, "pod", b->ref, ".status.conditions[PodScheduled].message",
+                 an_str(cond, "message"));
+    if (event) evidence(c, "event", b->ref, "FailedScheduling .message", event);
+    json_t *parsed = msg && !*an_str(json_object_get(b->pod, "spec"), "nodeName")
+                         ? an_sched_message_parse(msg, NULL)
+                         : NULL;
+    json_t *out =
+        json_pack("{s:o, s:s?, s:o, s:s}", "condition",
+                  cond ? json_pack("{s:s, s:s, s:s}", "status", an_str(cond, "status"), "reason",
+                                   an_str(cond, "reason"), "message", an_str(cond, "message"))
+                       : json_null(),
+                  "event", event, "parsed", parsed ? parsed : json_null(), "blocker",
+                  parsed ? an_sched_primary_blocker(parsed) : "none");
+    return out;
+}
+
+static bool has_handler(const json_t *handlers, const char *name)
+{
+    size_t i;
+    const json_t *h;
+    json_array_foreach(handlers, i, h)
+    {
+        if (strcmp(json_string_value(h), name) == 0) return true;
+    }
+    return false;
+}
+
+static json_t *nodes_section(ctx *c, size_t *advertising)
+{
+    an_why_pending *b = c->b;
+    json_t *out = json_array();
+    *advertising = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        an_node_entry *e = c->nodes[i];
+        node_rec *r = e->user;
+        if (!e->seen || !r) continue;
+        char req[KQ_FORMAT_MAX] = "0", fr[KQ_FORMAT_MAX] = "0";
+        if (b->resource) {
+            kq_quantity alloc = {0}, free_q = {0};
+            gp_error err;
+            if (r->allocatable && kq_parse(r->allocatable, &alloc, &err) < 0)
+                alloc = (kq_quantity){0};
+            if (!kq_is_zero(&alloc) && kq_cmp(&alloc, &(kq_quantity){0}) > 0) (*advertising)++;
+            kq_sub(&alloc, &e->sums[b->res_index], &free_q, &err);
+            kq_format(&e->sums[b->res_index], req);
+            kq_format(&free_q, fr);
+            char field[300];
+            snprintf(field, sizeof field, ".status.allocatable.%s", b->resource);
+            evidence(c, "node", e->name, field, r->allocatable);
+        }
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s?, s:s?, s:s, s:s, s:O?}", "name",
+                                             e->name, "ready", r->ready, "capacity", r->capacity,
+                                             "allocatable", r->allocatable, "requested", req,
+                                             "free", fr, "runtime_handlers", r->handlers));
+    }
+    return out;
+}
+
+static const char *sandbox_failure(const an_why_pending *b, const char *object)
+{
+    const char *m = event_message(b, object, "FailedCreatePodSandBox");
+    return m && strstr(m, NO_RUNTIME) ? m : NULL;
+}
+
+static json_t *plugins_section(ctx *c)
+{
+    an_why_pending *b = c->b;
+    json_t *out = json_array();
+    for (size_t i = 0; i < b->nplugins; i++) {
+        const plugin_pod *p = &b->plugins[i];
+        const char *sandbox = event_message(b, p->ref, "FailedCreatePodSandBox");
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:b, s:s?}", "pod", p->ref,
+                                             "node", p->node, "phase", p->phase, "status",
+                                             p->status, "ready", p->ready, "event", sandbox));
+        evidence(c, "pod", p->ref, "STATUS", p->status);
+        if (sandbox) evidence(c, "event", p->ref, "FailedCreatePodSandBox .message", sandbox);
+    }
+    return out;
+}
+
+static json_t *runtime_section(ctx *c)
+{
+    an_why_pending *b = c->b;
+    const char *name = an_str(json_object_get(b->pod, "spec"), "runtimeClassName");
+    if (!*name) return json_null();
+    evidence(c, "pod", b->ref, ".spec.runtimeClassName", name);
+    char ref[300];
+    snprintf(ref, sizeof ref, "%s", name);
+    evidence(c, "runtimeclass", ref, ".handler", b->rc_handler);
+    json_t *with = json_array(), *without = json_array(), *unknown = json_array();
+    const char *bound = an_str(json_object_get(b->pod, "spec"), "nodeName");
+    for (size_t i = 0; b->rc_handler && i < c->n; i++) {
+        node_rec *r = c->nodes[i]->user;
+        if (!c->nodes[i]->seen || !r) continue;
+        if (*bound && strcmp(bound, c->nodes[i]->name) != 0) continue;
+        json_t *list = !r->handlers                              ? unknown
+                       : has_handler(r->handlers, b->rc_handler) ? with
+                                                                 : without;
+        json_array_append_new(list, json_string(c->nodes[i]->name));
+        char *h = r->handlers ? json_dumps(r->handlers, JSON_COMPACT) : NULL;
+        evidence(c, "node", c->nodes[i]->name, ".status.runtimeHandlers[*].name", h);
+        free(h);
+    }
+    return json_pack("{s:s, s:s?, s:o, s:o, s:o}", "name", name, "handler", b->rc_handler,
+                     "nodes_with", with, "nodes_without", without, "nodes_unknown", unknown);
+}
+
+static json_t *kubelet_events(ctx *c)
+{
+    static const char *const skip[] = {"FailedScheduling", "Scheduled"};
+    an_why_pending *b = c->b;
+    json_t *out = json_array();
+    for (size_t i = 0; i < b->nevents; i++) {
+        const kept_event *k = &b->events[i];
+        if (strcmp(k->object, b->ref) != 0) continue;
+        bool skipped = false;
+        for (size_t s = 0; s < 2; s++)
+            skipped = skipped || strcmp(k->reason, skip[s]) == 0;
+        if (skipped) continue;
+        json_array_append_new(out,
+                              json_pack("{s:s, s:s}", "reason", k->reason, "message", k->message));
+        char field[300];
+        snprintf(field, sizeof field, "%s .message", k->reason);
+        evidence(c, "event", b->ref, field, k->message);
+    }
+    return out;
+}
+
+/* The formats of the next steps: English for JSON, translated for text. */
+static const char *next_format(const char *code, bool translate)
+{
+    static const struct {
+        const char *code, *format;
+    } f[] = {
+        {"scheduler", N_("kubectl describe node %s: taints, labels and allocated resources "
+                         "against the pod's requests")},
+        {"kubelet-log",
+         N_("on node %s: journalctl -u kubelet | grep -E 'Got registration request from device "
+            "plugin|Bad registration request|Unable to connect to device plugin|ListAndWatch "
+            "ended unexpectedly' (gpu-node-facts 6.2)")},
+        {"plugin-log", N_("kubectl logs %s: look for 'Registered device plugin for', 'nvml init "
+                          "failed', 'Could not register device plugin: context deadline "
+                          "exceeded' (6.3)")},
+        {"socket-mount", N_("check that %s mounts hostPath /var/lib/kubelet/device-plugins at "
+                            "the same path in the container (6.4)")},
+        {"containerd-check", N_("on node %s: gpuop containerd check nvidia (is the handler "
+                                "loaded, not only written?), then restart containerd")},
+        {"admission", N_("on node %s: kubelet log lines 'Allocate failed', 'cannot allocate "
+                         "unregistered device' (6.2)")},
+        {"none", N_("the pod is scheduled on %s: nothing blocks it at these layers")},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        if (strcmp(f[i].code, code) == 0) return translate ? _(f[i].format) : f[i].format;
+    return "%s";
+}
+
+static void next(json_t *list, const char *code, const char *target)
+{
+    char text[1024];
+    snprintf(text, sizeof text, next_format(code, false), target);
+    json_array_append_new(
+        list, json_pack("{s:s, s:s, s:s}", "code", code, "target", target, "text", text));
+}
+
+static const plugin_pod *broken_plugin(const an_why_pending *b, bool *runtime)
+{
+    *runtime = false;
+    for (size_t i = 0; i < b->nplugins; i++)
+        if (sandbox_failure(b, b->plugins[i].ref)) {
+            *runtime = true;
+            return &b->plugins[i];
+        }
+    for (size_t i = 0; i < b->nplugins; i++)
+        if (!b->plugins[i].ready) return &b->plugins[i];
+    return NULL;
+}
+
+/* A node named by the bound pod reports handlers without the one wanted. */
+static bool handler_missing_on(const ctx *c, const char *node)
+{
+    an_node_entry *e = an_node_table_find(c->b->nodes, node);
+    node_rec *r = e ? e->user : NULL;
+    return c->b->rc_handler && r && r->handlers && !has_handler(r->handlers, c->b->rc_handler);
+}
+
+static const char *decide_scheduled(ctx *c, const char *node, json_t *steps, char *why, size_t size)
+{
+    an_why_pending *b = c->b;
+    const char *adm = event_message(b, b->ref, "UnexpectedAdmissionError");
+    const char *reason = an_str(json_object_get(b->pod, "status"), "reason");
+    if (adm || strcmp(reason, "UnexpectedAdmissionError") == 0) {
+        snprintf(why, size, "%s", adm ? adm : an_str(json_object_get(b->pod, "status"), "message"));
+        next(steps, "admission", node);
+        return "kubelet-admission";
+    }
+    /* A pod past Pending has its sandbox: a handler lost later (a containerd
+     * restart) does not stop it. */
+    const char *sandbox = sandbox_failure(b, b->ref);
+    bool pending = strcmp(an_str(json_object_get(b->pod, "status"), "phase"), "Pending") == 0;
+    if (pending && (sandbox || handler_missing_on(c, node))) {
+        snprintf(why, size, "%s", sandbox ? sandbox : "node does not report the handler");
+        next(steps, "containerd-check", node);
+        return "runtime-handler";
+    }
+    next(steps, "none", node);
+    snprintf(why, size, "scheduled on %s", node);
+    return "none";
+}
+
+static const char *decide_unscheduled(ctx *c, size_t advertising, json_t *steps, char *why,
+                                      size_t size)
+{
+    an_why_pending *b = c->b;
+    const char *blocker = an_str(json_object_get(c->report, "scheduler"), "blocker");
+    if (!b->resource || advertising > 0) {
+        snprintf(why, size, "%s", blocker);
+        for (size_t i = 0; i < c->n && i < 3; i++)
+            if (c->nodes[i]->seen) next(steps, "scheduler", c->nodes[i]->name);
+        return "scheduler";
+    }
+    bool runtime;
+    const plugin_pod *p = broken_plugin(b, &runtime);
+    if (p && runtime) {
+        snprintf(why, size, "%s on %s: %s", p->ref, p->node, sandbox_failure(b, p->ref));
+        next(steps, "containerd-check", p->node);
+        return "runtime-handler";
+    }
+    if (p) {
+        snprintf(why, size, "%s on %s is %s", p->ref, p->node, p->status);
+        next(steps, "plugin-log", p->ref);
+        next(steps, "socket-mount", p->ref);
+        return "device-plugin";
+    }
+    snprintf(why, size,
+             b->nplugins ? "device plugin pods run, but no node advertises %s"
+                         : "no node advertises %s and no device plugin pod was found",
+             b->resource);
+    const char *node = c->n ? c->nodes[0]->name : "<node>";
+    next(steps, "kubelet-log", node);
+    if (b->nplugins) next(steps, "plugin-log", b->plugins[0].ref);
+    if (b->nplugins) next(steps, "socket-mount", b->plugins[0].ref);
+    return "node-advertisement";
+}
+
+static void verdict(ctx *c, const char *layer, const char *why)
+{
+    char text[2048];
+    snprintf(text, sizeof text, _("%s: the chain breaks at %s: %s"), c->b->ref, layer, why);
+    if (strcmp(layer, "none") == 0)
+        snprintf(text, sizeof text, _("%s is scheduled: %s"), c->b->ref, why);
+    json_object_set_new(c->report, "verdict", json_string(text));
+}
+
+static json_t *requests_json(const an_why_pending *b)
+{
+    json_t *out = json_object();
+    char buf[KQ_FORMAT_MAX];
+    for (size_t i = 0; i < b->nres; i++) {
+        if (kq_is_zero(&b->req[i])) continue;
+        kq_format(&b->req[i], buf);
+        json_object_set_new(out, b->names[i], json_string(buf));
+    }
+    return out;
+}
+
+static int by_plugin_ref(const void *x, const void *y)
+{
+    return strcmp(((const plugin_pod *)x)->ref, ((const plugin_pod *)y)->ref);
+}
+
+static int by_object_reason(const void *x, const void *y)
+{
+    const kept_event *a = x, *b = y;
+    int c = strcmp(a->object, b->object);
+    return c ? c : strcmp(a->reason, b->reason);
+}
+
+json_t *an_why_pending_finish(an_why_pending *b, gp_error *err)
+{
+    ctx c = {.b = b, .evidence = json_array()};
+    if (!b->oom && c.evidence) c.nodes = an_node_table_sorted(b->nodes, &c.n);
+    if (b->oom || !c.nodes) {
+        json_decref(c.evidence);
+        gp_error_set(err, NULL, 0, 0, "out of memory");
+        return NULL;
+    }
+    /* Sorted so that the report does not depend on the adding order. */
+    if (b->nplugins) qsort(b->plugins, b->nplugins, sizeof *b->plugins, by_plugin_ref);
+    if (b->nevents) qsort(b->events, b->nevents, sizeof *b->events, by_object_reason);
+    const char *bound = an_str(json_object_get(b->pod, "spec"), "nodeName");
+    c.report = json_pack("{s:s, s:s?, s:o, s:s?}", "pod", b->ref, "resource", b->resource,
+                         "requests", requests_json(b), "node", *bound ? bound : NULL);
+    evidence(&c, "pod", b->ref, ".spec.nodeName", *bound ? bound : NULL);
+    json_object_set_new(c.report, "scheduler", scheduler_section(&c));
+    size_t advertising;
+    json_object_set_new(c.report, "nodes", nodes_section(&c, &advertising));
+    json_object_set_new(c.report, "advertising", json_integer((json_int_t)advertising));
+    json_object_set_new(c.report, "device_plugin_pods", plugins_section(&c));
+    json_object_set_new(c.report, "runtime_class", runtime_section(&c));
+    json_object_set_new(c.report, "kubelet_events", kubelet_events(&c));
+    json_t *steps = json_array();
+    char why[1024];
+    const char *layer = *bound ? decide_scheduled(&c, bound, steps, why, sizeof why)
+                               : decide_unscheduled(&c, advertising, steps, why, sizeof why);
+    json_object_set_new(c.report, "layer", json_string(layer));
+    json_object_set_new(c.report, "next", steps);
+    verdict(&c, layer, why);
+    json_object_set_new(c.report, "evidence", c.evidence);
+    json_object_set(c.report, "warnings", b->warnings);
+    free(c.nodes);
+    return c.report;
+}
+
+void an_why_pending_free(an_why_pending *b)
+{
+    if (!b) return;
+    for (size_t i = 0; i < b->nplugins; i++) {
+        plugin_pod *p = &b->plugins[i];
+        free(p->ref), free(p->name), free(p->node), free(p->runtime_class);
+    }
+    for (size_t i = 0; i < b->nevents; i++) {
+        kept_event *k = &b->events[i];
+        free(k->object), free(k->reason), free(k->message), free(k->time);
+    }
+    free(b->plugins);
+    free(b->events);
+    free(b->rc_handler);
+    an_node_table_free(b->nodes, node_rec_free);
+    json_decref(b->warnings);
+    json_decref(b->pod);
+    free(b);
+}
+
+/* ---- rendering ---- */
+
+static const char *or_none(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && *s ? s : "<none>";
+}
+
+static void print_table(an_table *t, FILE *out)
+{
+    if (t) an_table_print(t, out, 0, "  ");
+    an_table_free(t);
+}
+
+static void render_scheduler(const json_t *r, FILE *out)
+{
+    const json_t *s = json_object_get(r, "scheduler");
+    const json_t *cond = json_object_get(s, "condition");
+    fprintf(out, "\n%s\n", _("Scheduler:"));
+    fprintf(out, "  PodScheduled=%s %s\n", or_none(json_object_get(cond, "status")),
+            an_str(cond, "reason"));
+    const char *msg = *an_str(cond, "message") ? an_str(cond, "message") : an_str(s, "event");
+    if (*msg) fprintf(out, "  %s\n", msg);
+    an_table *t = an_table_new(3);
+    const char *head[3] = {_("NODES"), _("REASON"), _("BLOCKER")};
+    if (t) an_table_row(t, head);
+    size_t i;
+    const json_t *it;
+    json_array_foreach(json_object_get(json_object_get(s, "parsed"), "reasons"), i, it)
+    {
+        char count[32];
+        snprintf(count, sizeof count, "%lld",
+                 (long long)json_integer_value(json_object_get(it, "count")));
+        const char *row[3] = {count, an_str(it, "reason"), an_str(it, "blocker")};
+        if (t) an_table_row(t, row);
+    }
+    if (json_array_size(json_object_get(json_object_get(s, "parsed"), "reasons")))
+        print_table(t, out);
+    else
+        an_table_free(t);
+}
+
+static void render_nodes(const json_t *r, FILE *out)
+{
+    const char *res = json_string_value(json_object_get(r, "resource"));
+    fprintf(out, "\n%s\n", _("Nodes:"));
+    an_table *t = an_table_new(6);
+    const char *head[6] = {_("NAME"),      _("READY"), _("ALLOCATABLE"),
+                           _("REQUESTED"), _("FREE"),  _("RUNTIME HANDLERS")};
+    if (t) an_table_row(t, head);
+    size_t i;
+    const json_t *n;
+    const json_t *nodes = json_object_get(r, "nodes");
+    json_array_foreach(nodes, i, n)
+    {
+        if (i >= TEXT_NODE_MAX) break;
+        char *h = json_is_array(json_object_get(n, "runtime_handlers"))
+                      ? json_dumps(json_object_get(n, "runtime_handlers"), JSON_COMPACT)
+                      : NULL;
+        const char *row[6] = {an_str(n, "name"),
+                              or_none(json_object_get(n, "ready")),
+                              res ? or_none(json_object_get(n, "allocatable")) : "-",
+                              res ? an_str(n, "requested") : "-",
+                              res ? an_str(n, "free") : "-",
+                              h ? h : _("(not reported)")};
+        if (t) an_table_row(t, row);
+        free(h);
+    }
+    print_table(t, out);
+    if (json_array_size(nodes) > TEXT_NODE_MAX)
+        fprintf(out, _("  ... and %zu more nodes\n"), json_array_size(nodes) - TEXT_NODE_MAX);
+}
+
+static void render_plugins(const json_t *r, FILE *out)
+{
+    const json_t *pods = json_object_get(r, "device_plugin_pods");
+    fprintf(out, "\n%s\n", _("Device plugin pods:"));
+    if (!json_array_size(pods)) {
+        fprintf(out, "  %s\n", _("none found"));
+        return;
+    }
+    an_table *t = an_table_new(4);
+    const char *head[4] = {_("POD"), _("NODE"), _("STATUS"), _("EVENT")};
+    if (t) an_table_row(t, head);
+    size_t i;
+    const json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        const char *row[4] = {an_str(p, "pod"), an_str(p, "node"), an_str(p, "status"),
+                              an_str(p, "event")};
+        if (t) an_table_row(t, row);
+    }
+    print_table(t, out);
+}
+
+static void render_runtime(const json_t *r, FILE *out)
+{
+    const json_t *rc = json_object_get(r, "runtime_class");
+    if (!json_is_object(rc)) return;
+    fprintf(out, "\n%s\n", _("RuntimeClass:"));
+    const char *handler = json_string_value(json_object_get(rc, "handler"));
+    if (!handler) {
+        fprintf(out, _("  %s: not found\n"), an_str(rc, "name"));
+        return;
+    }
+    fprintf(out, _("  %s, handler %s\n"), an_str(rc, "name"), handler);
+    static const char *const keys[3] = {"nodes_with", "nodes_without", "nodes_unknown"};
+    const char *labels[3] = {_("reported by"), _("not loaded on"), _("cannot tell on")};
+    for (size_t k = 0; k < 3; k++) {
+        const json_t *list = json_object_get(rc, keys[k]);
+        if (!json_array_size(list)) continue;
+        fprintf(out, "  %s:", labels[k]);
+        size_t i;
+        const json_t *n;
+        json_array_foreach(list, i, n)
+        {
+            fprintf(out, " %s", json_string_value(n));
+        }
+        fputc('\n', out);
+    }
+}
+
+static void render_text(const json_t *r, FILE *out)
+{
+    fprintf(out, "%s\n", an_str(r, "verdict"));
+    render_scheduler(r, out);
+    render_nodes(r, out);
+    render_plugins(r, out);
+    render_runtime(r, out);
+    size_t i;
+    const json_t *x;
+    if (json_array_size(json_object_get(r, "kubelet_events"))) {
+        fprintf(out, "\n%s\n", _("Kubelet events:"));
+        json_array_foreach(json_object_get(r, "kubelet_events"), i, x)
+        {
+            fprintf(out, "  %s: %s\n", an_str(x, "reason"), an_str(x, "message"));
+        }
+    }
+    fprintf(out, "\n%s %s\n%s\n", _("Layer:"), an_str(r, "layer"), _("Next:"));
+    json_array_foreach(json_object_get(r, "next"), i, x)
+    {
+        fputs("  ", out);
+        fprintf(out, next_format(an_str(x, "code"), true), an_str(x, "target"));
+        fputc('\n', out);
+    }
+    json_array_foreach(json_object_get(r, "warnings"), i, x)
+    {
+        fprintf(out, "%s: %s\n", _("warning"), json_string_value(x));
+    }
+    fprintf(out, "\n%s\n", _("Evidence:"));
+    json_array_foreach(json_object_get(r, "evidence"), i, x)
+    {
+        fprintf(out, "  %s\n", json_string_value(x));
+    }
+}
+
+char *an_why_pending_render(const json_t *report, an_format fmt)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
+    if (fmt == AN_JSON)
+        an_render_json(report, out);
+    else if (fmt == AN_LAB)
+        fprintf(out, "LAYER=%s\nBLOCKER=%s\n", an_str(report, "layer"),
+                an_str(json_object_get(report, "scheduler"), "blocker"));
+    else
+        render_text(report, out);
+    fclose(out);
+    return text;
+}

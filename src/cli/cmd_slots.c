@@ -1,0 +1,179 @@
+/* gpuop slots: what time-slicing or MPS turns a node's GPUs into: slots,
+ * guaranteed and shared memory, isolation, and the MIG layouts instead. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/slots.h"
+#include "cli/cli.h"
+#include "cli/kube_cli.h"
+#include "util/file.h"
+
+typedef struct slots_args {
+    kc_options kube;
+    an_format fmt;
+    const char *config, *configmap, *node;
+    an_slots_input in;
+} slots_args;
+
+static void slots_usage(FILE *out)
+{
+    fputs(_("Usage: gpuop slots [--config FILE | --configmap NS/NAME[:KEY]] [--node NAME]\n"
+            "                   [--gpus N] [--gpu-model MODEL] [--gpu-memory MIB]\n"
+            "                   [--resource NAME] [--plugin-version V] [-o text|json|lab]\n"
+            "                   [--default-config KEY] [--fallbacks named,single,empty]\n"
+            "                   [CLUSTER OPTIONS]\n"
+            "\n"
+            "Reads the NVIDIA device plugin's sharing config (a file, or a ConfigMap\n"
+            "key chosen as the config-manager chooses it), validates it as the\n"
+            "plugin does, and prints physical GPUs, replicas, advertised slots, VRAM\n"
+            "per GPU, VRAM guaranteed per slot (0 for time-slicing), shared VRAM,\n"
+            "isolation, what happens to a pod asking for 2, and the MIG layouts the\n"
+            "model offers instead. GPUs and model come from --gpus/--gpu-model, else\n"
+            "the node's GPU Feature Discovery labels. Without :KEY the ConfigMap key\n"
+            "is the node's nvidia.com/device-plugin.config label, else\n"
+            "--default-config, else the fallbacks (default named,single, as the\n"
+            "device plugin's Helm chart; the GPU Operator uses empty).\n"
+            "  -o lab   the seven lines of lab step 7\n"
+            "\n"
+            "Exit status: 0 the config is valid (and the node agrees), 1 it is not\n"
+            "or the node advertises another count, 2 cannot tell.\n"),
+          out);
+    kube_cli_options_help(out);
+}
+
+static int parse_args(int argc, char **argv, slots_args *a)
+{
+    static const char *const valued[] = {
+        "--config",         "--configmap",  "--node",     "--gpus",
+        "--gpu-model",      "--gpu-memory", "--resource", "--plugin-version",
+        "--default-config", "--fallbacks",  "-o",         NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int k = kube_cli_option(argc, argv, &i, &a->kube);
+        if (k < 0) return cli_usage_error("slots", _("%s needs a value"), arg);
+        if (k > 0) continue;
+        bool takes = false;
+        for (size_t v = 0; valued[v]; v++)
+            takes |= strcmp(arg, valued[v]) == 0;
+        if (!takes) return cli_usage_error("slots", _("unexpected argument '%s'"), arg);
+        if (i + 1 >= argc) return cli_usage_error("slots", _("%s needs a value"), arg);
+        const char *value = argv[++i];
+        if (strcmp(arg, "--config") == 0) {
+            a->config = value;
+        } else if (strcmp(arg, "--configmap") == 0) {
+            a->configmap = value;
+        } else if (strcmp(arg, "--node") == 0) {
+            a->node = value;
+        } else if (strcmp(arg, "--gpus") == 0) {
+            a->in.gpus = atoi(value);
+            if (a->in.gpus <= 0)
+                return cli_usage_error("slots", _("--gpus wants a positive number"));
+        } else if (strcmp(arg, "--gpu-model") == 0) {
+            a->in.gpu_model = value;
+        } else if (strcmp(arg, "--gpu-memory") == 0) {
+            a->in.gpu_memory_mib = atol(value);
+            if (a->in.gpu_memory_mib <= 0)
+                return cli_usage_error("slots", _("--gpu-memory wants MiB, a positive number"));
+        } else if (strcmp(arg, "--resource") == 0) {
+            a->in.resource = value;
+        } else if (strcmp(arg, "--plugin-version") == 0) {
+            a->in.plugin_version = value;
+        } else if (strcmp(arg, "--default-config") == 0) {
+            a->in.default_config = value;
+        } else if (strcmp(arg, "--fallbacks") == 0) {
+            a->in.fallbacks = value;
+        } else if (kube_cli_format(value, true, &a->fmt) != 0) {
+            return cli_usage_error("slots", _("-o wants text, json or lab"));
+        }
+    }
+    if (a->config && a->configmap)
+        return cli_usage_error("slots", _("--config and --configmap exclude each other"));
+    return 0;
+}
+
+/* NS/NAME[:KEY] -> the ConfigMap object, and the key when given. */
+static kc_result fetch_configmap(kc_client *c, const char *spec, json_t **cm, char *key,
+                                 size_t key_size, gp_error *err)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *colon = strchr(buf, ':');
+    if (colon) {
+        *colon = '\0';
+        snprintf(key, key_size, "%s", colon + 1);
+    }
+    char *slash = strchr(buf, '/');
+    const char *ns = slash ? buf : kc_client_config(c)->nspace;
+    if (slash) *slash = '\0';
+    char *ens = kc_escape(ns), *ename = kc_escape(slash ? slash + 1 : buf);
+    char path[1024];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps/%s", ens, ename);
+    free(ens);
+    free(ename);
+    return kc_get(c, path, cm, err);
+}
+
+static kc_result fetch_node(kc_client *c, const char *name, json_t **node, gp_error *err)
+{
+    char *e = kc_escape(name);
+    char path[512];
+    snprintf(path, sizeof path, "/api/v1/nodes/%s", e);
+    free(e);
+    return kc_get(c, path, node, err);
+}
+
+int cmd_slots(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) {
+            slots_usage(stdout);
+            return EXIT_HOLDS;
+        }
+    slots_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0) return rc;
+    gp_error err = {0};
+    char *text = NULL, key[256] = "";
+    json_t *cm = NULL, *node = NULL;
+    kc_client *c = NULL;
+    if (a.config) {
+        text = gp_read_file(a.config, &a.in.config_len, &err);
+        if (!text) {
+            cli_report(&err);
+            return EXIT_CANNOT_TELL;
+        }
+        a.in.config_text = text;
+        a.in.config_name = a.config;
+    }
+    if (a.configmap || a.node) {
+        if ((rc = kube_cli_connect(&a.kube, &c)) != EXIT_HOLDS) goto out;
+        kc_result r = KC_OK;
+        if (a.configmap) r = fetch_configmap(c, a.configmap, &cm, key, sizeof key, &err);
+        if (r == KC_OK && a.node) r = fetch_node(c, a.node, &node, &err);
+        if (r != KC_OK) {
+            rc = kube_cli_fail(r, &err);
+            goto out;
+        }
+        a.in.configmap = cm;
+        a.in.node = node;
+        if (*key) a.in.key = key;
+    }
+    json_t *report = an_slots(&a.in, &err);
+    if (!report) {
+        cli_report(&err);
+        rc = EXIT_CANNOT_TELL;
+        goto out;
+    }
+    rc = kube_cli_print_report(report, a.fmt, an_slots_render);
+    bool bad = !json_is_null(json_object_get(report, "config_error")) ||
+               json_is_false(json_object_get(report, "advertised_agrees"));
+    if (rc == EXIT_HOLDS && bad) rc = EXIT_DOES_NOT_HOLD;
+    json_decref(report);
+out:
+    kc_client_free(c);
+    json_decref(cm);
+    json_decref(node);
+    free(text);
+    return rc;
+}

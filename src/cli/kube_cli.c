@@ -1,0 +1,112 @@
+/* What every command that talks to a cluster shares: the kubeconfig
+ * options kubectl users already know, and one mapping from the client's
+ * results to messages and exit codes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/kube_cli.h"
+
+int kube_cli_option(int argc, char **argv, int *i, kc_options *o)
+{
+    const char *arg = argv[*i];
+    const char *value = NULL;
+    const char *const names[] = {"--kubeconfig", "--context", "--namespace", "-n",
+                                 "--request-timeout"};
+    size_t which = sizeof names / sizeof names[0];
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        size_t n = strlen(names[k]);
+        if (strcmp(arg, names[k]) == 0) {
+            if (*i + 1 >= argc) return -1;
+            value = argv[++*i];
+            which = k;
+            break;
+        }
+        if (strncmp(arg, names[k], n) == 0 && arg[n] == '=') {
+            value = arg + n + 1;
+            which = k;
+            break;
+        }
+    }
+    switch (which) {
+    case 0:
+        o->kubeconfig = value;
+        return 1;
+    case 1:
+        o->context = value;
+        return 1;
+    case 2:
+    case 3:
+        o->nspace = value;
+        return 1;
+    case 4:
+        o->timeout_ms = strtol(value, NULL, 10) * 1000;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int kube_cli_fail(kc_result r, const gp_error *err)
+{
+    /* The client's text is a whole line already, kubectl's words
+     * ("Error from server (NotFound): ..."). */
+    cli_report(err);
+    switch (r) {
+    case KC_OK:
+        return EXIT_HOLDS;
+    case KC_NOT_FOUND:
+    case KC_CONFLICT:
+    case KC_API_ERROR:
+    case KC_UNREACHABLE:
+    case KC_BAD_RESPONSE:
+    default:
+        return EXIT_CANNOT_TELL;
+    }
+}
+
+int kube_cli_connect(const kc_options *o, kc_client **out)
+{
+    gp_error err = {0};
+    kc_result r = kc_client_open(o, out, &err);
+    if (r != KC_OK) return kube_cli_fail(r, &err);
+    return EXIT_HOLDS;
+}
+
+void kube_cli_options_help(FILE *out)
+{
+    fputs(_("Cluster options (as kubectl reads them):\n"
+            "  --kubeconfig FILE   the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)\n"
+            "  --context NAME      the context (default: current-context)\n"
+            "  -n, --namespace NS  the namespace (default: the context's, else default)\n"
+            "  --request-timeout S seconds to wait for each answer (default 30)\n"),
+          out);
+}
+
+int kube_cli_format(const char *name, bool has_lab, an_format *out)
+{
+    if (strcmp(name, "text") == 0)
+        *out = AN_TEXT;
+    else if (strcmp(name, "json") == 0)
+        *out = AN_JSON;
+    else if (has_lab && strcmp(name, "lab") == 0)
+        *out = AN_LAB;
+    else
+        return -1;
+    return 0;
+}
+
+int kube_cli_print_report(const json_t *report, an_format fmt,
+                          char *(*render)(const json_t *, an_format))
+{
+    char *text = fmt == AN_JSON ? json_dumps(report, JSON_INDENT(2)) : render(report, fmt);
+    if (!text) {
+        cli_error(_("out of memory"));
+        return EXIT_CANNOT_TELL;
+    }
+    fputs(text, stdout);
+    if (fmt == AN_JSON || (*text && text[strlen(text) - 1] != '\n')) putchar('\n');
+    free(text);
+    return EXIT_HOLDS;
+}

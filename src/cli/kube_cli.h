@@ -1,0 +1,35 @@
+/* Commands that talk to a cluster: kubectl's options, one error mapping. */
+#ifndef GPUOP_CLI_KUBE_CLI_H
+#define GPUOP_CLI_KUBE_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analyze/analyze.h"
+
+#include "client/kubeconfig.h"
+#include "client/rest.h"
+
+/* Consumes argv[*i] (and its value) when it is --kubeconfig, --context,
+ * -n/--namespace or --request-timeout (also as --opt=VALUE): 1 when it
+ * did, 0 when argv[*i] is something else, -1 when the value is missing. */
+int kube_cli_option(int argc, char **argv, int *i, kc_options *o);
+
+/* Resolves the kubeconfig and opens a client; prints what went wrong and
+ * returns EXIT_CANNOT_TELL, or EXIT_HOLDS. */
+int kube_cli_connect(const kc_options *o, kc_client **out);
+
+/* Prints err and returns the exit code for r (2: cannot tell). */
+int kube_cli_fail(kc_result r, const gp_error *err);
+
+void kube_cli_options_help(FILE *out);
+
+/* "text", "json" and (when has_lab) "lab" -> *out; -1 for anything else. */
+int kube_cli_format(const char *name, bool has_lab, an_format *out);
+
+/* Prints an analyzer's report: its JSON, or render(report, fmt). */
+int kube_cli_print_report(const json_t *report, an_format fmt,
+                          char *(*render)(const json_t *, an_format));
+
+#endif

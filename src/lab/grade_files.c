@@ -1,0 +1,939 @@
+/* nftw() and realpath() are X/Open functions. */
+#define _XOPEN_SOURCE 700
+#include "lab/grade_files.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "containerd/containerd.h"
+#include "containerd/observed.h"
+#include "lab/outfile.h"
+#include "lab/workspace.h"
+#include "toml/toml.h"
+#include "util/file.h"
+#include "util/i18n.h"
+#include "util/spawn.h"
+
+#define CRI "io.containerd.grpc.v1.cri"
+
+/* ---- small text helpers ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted, without duplicates, joined with ','; malloc'd. */
+static char *join_sorted(const char **names, size_t n)
+{
+    qsort(names, n, sizeof *names, cmp_str);
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(names[i]) + 1;
+    char *out = malloc(len);
+    if (!out) return NULL;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i && strcmp(names[i - 1], names[i]) == 0) continue;
+        if (out[0]) strcat(out, ",");
+        strcat(out, names[i]);
+    }
+    return out;
+}
+
+/* A learner's list value: items trimmed, order and repeats ignored. */
+static char *normalize_list(const char *value)
+{
+    char *copy = strdup(value);
+    size_t n = 1;
+    for (const char *c = value; *c; c++)
+        n += *c == ',';
+    const char **items = calloc(n, sizeof *items);
+    char *out = NULL;
+    if (copy && items) {
+        size_t count = 0;
+        for (char *tok = copy, *next; tok; tok = next) {
+            next = strchr(tok, ',');
+            if (next) *next++ = '\0';
+            while (*tok == ' ' || *tok == '\t')
+                tok++;
+            char *end = tok + strlen(tok);
+            while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
+                *--end = '\0';
+            if (*tok) items[count++] = tok;
+        }
+        out = join_sorted(items, count);
+    }
+    free(items);
+    free(copy);
+    return out;
+}
+
+static char *trimmed(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    return strndup(s, n);
+}
+
+static void where_at(char *buf, size_t cap, const char *file, unsigned line, unsigned col)
+{
+    if (line && col)
+        snprintf(buf, cap, "%s:%u:%u", file, line, col);
+    else if (line)
+        snprintf(buf, cap, "%s:%u", file, line);
+    else
+        snprintf(buf, cap, "%s", file);
+}
+
+/* ---- steps 1 and 2: keys of a parsed file ---- */
+
+/* One expected key: a path of table names and the value it must hold. */
+typedef struct key_rule {
+    const char *code;
+    const char *path[8]; /* NULL-terminated */
+    toml_type type;
+    const char *s;
+    bool b;
+    int64_t i;
+    const char *hint;
+} key_rule;
+
+static size_t path_len(const key_rule *r)
+{
+    size_t n = 0;
+    while (n < 8 && r->path[n])
+        n++;
+    return n;
+}
+
+/* The key as TOML writes it: plugins."io.containerd.grpc.v1.cri".x */
+static void key_text(const key_rule *r, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < path_len(r) && used + 1 < cap; i++) {
+        if (i) buf[used++] = '.';
+        used += toml_format_key(r->path[i], strlen(r->path[i]), buf + used, cap - used);
+    }
+    if (used >= cap) buf[cap - 1] = '\0';
+}
+
+static const char *type_name(int type)
+{
+    switch (type) {
+    case TOML_STRING:
+        return "string";
+    case TOML_INTEGER:
+        return "integer";
+    case TOML_FLOAT:
+        return "float";
+    case TOML_BOOL:
+        return "boolean";
+    case TOML_ARRAY:
+        return "array";
+    case TOML_TABLE:
+        return "table";
+    default:
+        return "date-time";
+    }
+}
+
+/* A value as TOML writes it, with its type when that is not the wanted one
+ * (`"true" (string)`: the classic mistake reads like the right answer). */
+static void value_text(const toml_value *v, int want_type, char *buf, size_t cap)
+{
+    FILE *f = fmemopen(buf, cap, "w");
+    if (!f) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    if (v->type == TOML_TABLE)
+        fputs("{...}", f);
+    else
+        toml_emit_value(v, f);
+    if (v->type != want_type) fprintf(f, " (%s)", type_name(v->type));
+    fclose(f);
+    buf[cap - 1] = '\0';
+}
+
+static void expected_text(const key_rule *r, char *buf, size_t cap)
+{
+    char key[512];
+    key_text(r, key, sizeof key);
+    if (r->type == TOML_STRING)
+        snprintf(buf, cap, "%s = \"%s\"", key, r->s);
+    else if (r->type == TOML_BOOL)
+        snprintf(buf, cap, "%s = %s (boolean)", key, r->b ? "true" : "false");
+    else
+        snprintf(buf, cap, "%s = %" PRId64 " (integer)", key, r->i);
+}
+
+static bool value_matches(const key_rule *r, const toml_value *v)
+{
+    if (v->type != r->type) return false;
+    if (r->type == TOML_STRING) return strlen(r->s) == v->len && memcmp(r->s, v->u.s, v->len) == 0;
+    if (r->type == TOML_BOOL) return v->u.b == r->b;
+    return v->u.i == r->i;
+}
+
+/* Evaluates one rule: `where` is the key when it exists, else the deepest
+ * table on its path that does. */
+static void check_key(json_t *conds, const toml_doc *doc, const key_rule *r)
+{
+    const toml_table *t = toml_root(doc);
+    size_t n = path_len(r);
+    char where[1024], expected[1024], observed[1024] = "absent";
+    toml_pos pos = {toml_doc_file(doc), 0, 0};
+    const toml_entry *e = NULL;
+    for (size_t i = 0; t && i < n; i++) {
+        e = toml_table_find(t, r->path[i], strlen(r->path[i]));
+        if (!e) break;
+        pos = toml_entry_pos(t, e);
+        if (i + 1 == n) break;
+        t = e->value.type == TOML_TABLE ? e->value.u.table : NULL;
+        if (!t) {
+            snprintf(observed, sizeof observed, "%s is a %s, not a table", r->path[i],
+                     type_name(e->value.type));
+            e = NULL;
+        }
+    }
+    bool found = e && t;
+    if (found) value_text(&e->value, r->type, observed, sizeof observed);
+    where_at(where, sizeof where, pos.file, pos.line, pos.col);
+    expected_text(r, expected, sizeof expected);
+    lab_condition(conds, r->code, found && value_matches(r, &e->value), where, expected, observed,
+                  r->hint);
+}
+
+/* The file, or the one condition that says why it cannot be judged. */
+static toml_doc *parse_or_report(json_t *conds, const char *path, const char *prefix)
+{
+    char code[64];
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(code, sizeof code, "%s.exists", prefix);
+        lab_condition(conds, code, false, path, "the file", strerror(errno),
+                      N_("Create the file at the path the step names, inside the lab's "
+                         "workspace."));
+        return NULL;
+    }
+    gp_error err = {0};
+    toml_doc *doc = toml_parse_file(path, &err);
+    if (!doc) {
+        char where[1024];
+        where_at(where, sizeof where, path, err.line, err.col);
+        snprintf(code, sizeof code, "%s.parse", prefix);
+        lab_condition(conds, code, false, where, "TOML 1.0", err.text,
+                      N_("containerd refuses a file that is not valid TOML: fix the first error "
+                         "the parser reports, then look again."));
+    }
+    return doc;
+}
+
+static const char *const HINT_BOOL =
+    N_("SystemdCgroup belongs in the handler's options table, and a TOML boolean has no quotes: "
+       "\"true\" in quotes is a string, not a boolean.");
+
+static void check_imports(json_t *conds, const toml_doc *doc)
+{
+    static const char *const suffix = "conf.d/*.toml";
+    const toml_table *root = toml_root(doc);
+    const toml_entry *e = toml_table_find(root, "imports", 7);
+    char where[1024], observed[1024] = "absent";
+    toml_pos pos = e ? toml_entry_pos(root, e) : (toml_pos){toml_doc_file(doc), 0, 0};
+    bool ok = false;
+    if (e) value_text(&e->value, TOML_ARRAY, observed, sizeof observed);
+    if (e && e->value.type == TOML_ARRAY) {
+        const toml_array *a = e->value.u.array;
+        for (size_t i = 0; i < toml_array_size(a); i++) {
+            const toml_value *v = toml_array_at(a, i);
+            size_t n = strlen(suffix);
+            if (v->type == TOML_STRING && v->len >= n &&
+                memcmp(v->u.s + v->len - n, suffix, n) == 0)
+                ok = true;
+        }
+    }
+    where_at(where, sizeof where, pos.file, pos.line, pos.col);
+    lab_condition(conds, "main.imports", ok, where, "imports = [..., \"...conf.d/*.toml\"]",
+                  observed,
+                  N_("imports is a top-level array of strings, written before the first "
+                     "[table]; containerd loads the files that match its items, so one item must "
+                     "match the drop-in directory's *.toml files."));
+}
+
+static json_t *grade_main(const char *root)
+{
+    json_t *conds = json_array();
+    char *path = lab_path(root, LAB_MAIN_CONFIG);
+    toml_doc *doc = path ? parse_or_report(conds, path, "main") : NULL;
+    if (doc) {
+        static const key_rule version = {
+            "main.version",
+            {"version"},
+            TOML_INTEGER,
+            NULL,
+            false,
+            2,
+            N_("version is a top-level TOML integer, before the first [table]: it tells "
+               "containerd which schema the plugin names follow.")};
+        check_key(conds, doc, &version);
+        check_imports(conds, doc);
+        static const key_rule rules[] = {
+            {"main.default_runtime",
+             {"plugins", CRI, "containerd", "default_runtime_name"},
+             TOML_STRING,
+             "runc",
+             false,
+             0,
+             N_("The CRI plugin runs pods that name no RuntimeClass with the handler "
+                "default_runtime_name names; it sits in the CRI plugin's containerd table.")},
+            {"main.runc.runtime_type",
+             {"plugins", CRI, "containerd", "runtimes", "runc", "runtime_type"},
+             TOML_STRING,
+             "io.containerd.runc.v2",
+             false,
+             0,
+             N_("Each runtime handler is a table under containerd.runtimes; its runtime_type "
+                "names the shim containerd starts for it.")},
+            {"main.runc.systemd_cgroup",
+             {"plugins", CRI, "containerd", "runtimes", "runc", "options", "SystemdCgroup"},
+             TOML_BOOL,
+             NULL,
+             true,
+             0,
+             HINT_BOOL},
+        };
+        for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+            check_key(conds, doc, &rules[i]);
+    }
+    toml_free(doc);
+    free(path);
+    return lab_step_result(1, lab_step_title(1), conds);
+}
+
+static json_t *grade_dropin(const char *root)
+{
+    json_t *conds = json_array();
+    char *path = lab_path(root, LAB_DROPIN);
+    toml_doc *doc = path ? parse_or_report(conds, path, "dropin") : NULL;
+    static const key_rule rules[] = {
+        {"dropin.nvidia.runtime_type",
+         {"plugins", CRI, "containerd", "runtimes", "nvidia", "runtime_type"},
+         TOML_STRING,
+         "io.containerd.runc.v2",
+         false,
+         0,
+         N_("The toolkit defines its handler as a table under the same containerd.runtimes "
+            "section the main config uses; runtime_type names the shim.")},
+        {"dropin.nvidia.binary_name",
+         {"plugins", CRI, "containerd", "runtimes", "nvidia", "options", "BinaryName"},
+         TOML_STRING,
+         "/usr/bin/nvidia-container-runtime",
+         false,
+         0,
+         N_("BinaryName, in the handler's options, is the program the shim runs instead of "
+            "runc: the toolkit puts its own runtime wrapper there, by absolute path.")},
+        {"dropin.nvidia.systemd_cgroup",
+         {"plugins", CRI, "containerd", "runtimes", "nvidia", "options", "SystemdCgroup"},
+         TOML_BOOL,
+         NULL,
+         true,
+         0,
+         HINT_BOOL},
+    };
+    for (size_t i = 0; doc && i < sizeof rules / sizeof *rules; i++)
+        check_key(conds, doc, &rules[i]);
+    toml_free(doc);
+    free(path);
+    return lab_step_result(2, lab_step_title(2), conds);
+}
+
+/* ---- step 3: the verdict ---- */
+
+void lab_merge_facts_free(lab_merge_facts *f)
+{
+    free(f->main_runtimes);
+    free(f->dropin_runtimes);
+    free(f->conflict_table);
+    memset(f, 0, sizeof *f);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Parses a file only to report its first error with a position. */
+static int check_parses(const char *path, gp_error *err)
+{
+    toml_doc *doc = toml_parse_file(path, err);
+    toml_free(doc);
+    return doc ? 0 : -1;
+}
+
+static int facts_from(const cd_prediction *p, const char *dropin, lab_merge_facts *out,
+                      gp_error *err)
+{
+    bool reached = false;
+    size_t total = 0;
+    for (size_t i = 1; i < p->nfiles; i++) {
+        reached = reached || same_file(p->files[i].read_path, dropin);
+        total += p->files[i].nruntimes;
+    }
+    if (!reached) {
+        gp_error_set(err, p->nfiles ? p->files[0].path : NULL, 0, 0,
+                     "the imports of the main config do not reach %s", dropin);
+        return -1;
+    }
+    const char **names = calloc(total + 1, sizeof *names);
+    if (!names) {
+        gp_error_set(err, NULL, 0, 0, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 1; i < p->nfiles; i++)
+        for (size_t j = 0; j < p->files[i].nruntimes; j++)
+            names[n++] = p->files[i].runtimes[j];
+    out->dropin_runtimes = join_sorted(names, n);
+    free(names);
+    const char **main_names = calloc(p->files[0].nruntimes + 1, sizeof *main_names);
+    if (main_names && p->files[0].nruntimes)
+        memcpy(main_names, p->files[0].runtimes, p->files[0].nruntimes * sizeof *main_names);
+    if (main_names) out->main_runtimes = join_sorted(main_names, p->files[0].nruntimes);
+    free(main_names);
+    out->conflict = p->conflict;
+    out->conflict_table = strdup(p->conflict ? p->conflict_table : "");
+    if (!out->main_runtimes || !out->dropin_runtimes || !out->conflict_table) {
+        lab_merge_facts_free(out);
+        gp_error_set(err, NULL, 0, 0, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int lab_merge_predict(const char *root, lab_merge_facts *out, gp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *main_path = lab_path(root, LAB_MAIN_CONFIG);
+    char *dropin = lab_path(root, LAB_DROPIN);
+    int rc = -1;
+    if (!main_path || !dropin)
+        gp_error_set(err, root, 0, 0, "out of memory");
+    else if (check_parses(main_path, err) == 0 && check_parses(dropin, err) == 0) {
+        /* The module reads ROOT/... as already under the root only when
+         * ROOT has no trailing slash. */
+        char *bare_root = strdup(root);
+        size_t n = bare_root ? strlen(bare_root) : 0;
+        while (n > 1 && bare_root[n - 1] == '/')
+            bare_root[--n] = '\0';
+        cd_options opt = {.config_path = main_path, .root = bare_root, .family = CD_V1_7};
+        cd_prediction *p = cd_predict(&opt, err);
+        if (p && p->nfiles) rc = facts_from(p, dropin, out, err);
+        cd_prediction_free(p);
+        free(bare_root);
+    }
+    free(main_path);
+    free(dropin);
+    return rc;
+}
+
+char *lab_loaded_runtimes(const char *root, gp_error *err)
+{
+    char *path = lab_path(root, LAB_EVIDENCE_DUMP);
+    size_t len = 0;
+    char *text = path ? gp_read_file(path, &len, err) : NULL;
+    char *out = NULL;
+    cd_dump dump = {0};
+    if (text && cd_dump_parse(text, len, path, &dump, err) == 0) {
+        const char **names = calloc(dump.handlers.n + 1, sizeof *names);
+        for (size_t i = 0; names && i < dump.handlers.n; i++)
+            names[i] = dump.handlers.items[i];
+        out = names ? join_sorted(names, dump.handlers.n) : NULL;
+        free(names);
+        cd_dump_free(&dump);
+    }
+    free(text);
+    free(path);
+    return out;
+}
+
+static const char *const merge_keys[] = {"MAIN_RUNTIMES", "DROPIN_RUNTIMES", "CONFLICT",
+                                         "CONFLICT_TABLE", "LOADED_RUNTIMES"};
+
+static void check_format(json_t *conds, const lab_outfile *f)
+{
+    size_t nkeys = sizeof merge_keys / sizeof *merge_keys;
+    char where[1024], observed[1024] = "";
+    unsigned line = 0;
+    for (size_t i = 0; i < f->count && !observed[0]; i++) {
+        const lab_line *l = &f->lines[i];
+        if (i >= nkeys)
+            snprintf(observed, sizeof observed, "an extra line: %s", l->text);
+        else if (!l->key || strcmp(l->key, merge_keys[i]) != 0)
+            snprintf(observed, sizeof observed, "%s where %s= belongs", l->text, merge_keys[i]);
+        line = l->number;
+    }
+    if (!observed[0] && f->count < nkeys)
+        snprintf(observed, sizeof observed, "%zu lines", f->count);
+    where_at(where, sizeof where, f->path, observed[0] ? line : 0, 0);
+    lab_condition(conds, "merge.format", !observed[0], where,
+                  "MAIN_RUNTIMES= DROPIN_RUNTIMES= CONFLICT= CONFLICT_TABLE= LOADED_RUNTIMES=",
+                  observed[0] ? observed : "5 KEY=VALUE lines in order",
+                  N_("Five KEY=VALUE lines, one per line, in the order the step gives them."));
+}
+
+typedef enum value_kind { VALUE_LIST, VALUE_WORD, VALUE_EXACT } value_kind;
+
+/* One line of merge.txt against its expected value (NULL: unknown, because
+ * the inputs could not be read). */
+static void check_value(json_t *conds, const lab_outfile *f, const char *code, const char *key,
+                        value_kind kind, const char *expected, const char *hint)
+{
+    const lab_line *l = lab_outfile_find(f, key);
+    char where[1024];
+    where_at(where, sizeof where, f->path, l ? l->number : 0, 0);
+    char *seen = NULL;
+    if (l) seen = kind == VALUE_LIST ? normalize_list(l->value) : trimmed(l->value);
+    if (seen && kind == VALUE_WORD)
+        for (char *c = seen; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    bool ok = seen && expected && strcmp(seen, expected) == 0;
+    char want[1024], got[1024];
+    snprintf(want, sizeof want, "%s=%s", key, expected ? expected : "?");
+    if (l)
+        snprintf(got, sizeof got, "%s=%s", key, l->value);
+    else
+        snprintf(got, sizeof got, "no %s= line", key);
+    lab_condition(conds, code, ok, where, want, got, hint);
+    free(seen);
+}
+
+static json_t *grade_merge(const char *root)
+{
+    json_t *conds = json_array();
+    char *path = lab_path(root, LAB_MERGE_OUT);
+    lab_outfile f = {0};
+    gp_error ferr = {0};
+    if (!path || lab_outfile_read(path, &f, &ferr) != 0) {
+        lab_condition(conds, "merge.exists", false, path ? path : root, "the file", ferr.text,
+                      N_("Create the file at the path the step names, inside the lab's "
+                         "workspace."));
+        free(path);
+        return lab_step_result(3, lab_step_title(3), conds);
+    }
+    check_format(conds, &f);
+
+    lab_merge_facts facts;
+    gp_error perr = {0};
+    bool have_facts = lab_merge_predict(root, &facts, &perr) == 0;
+    char *main_path = lab_path(root, LAB_MAIN_CONFIG);
+    lab_condition(conds, "merge.inputs", have_facts, main_path ? main_path : root,
+                  "steps 1 and 2 files that parse, the drop-in imported",
+                  have_facts ? "both files read" : perr.text,
+                  N_("Step 3 is judged against your own step 1 and 2 files: both must parse, and "
+                     "the main config's imports must reach the drop-in."));
+    free(main_path);
+
+    gp_error eerr = {0};
+    char *loaded = lab_loaded_runtimes(root, &eerr);
+    char *dump_path = lab_path(root, LAB_EVIDENCE_DUMP);
+    lab_condition(conds, "merge.evidence", loaded != NULL, dump_path ? dump_path : root,
+                  "the incident node's containerd config dump", loaded ? "read" : eerr.text,
+                  N_("The incident-day dump is missing or damaged: `gpuop lab init` puts it "
+                     "back in evidence/."));
+    free(dump_path);
+
+    check_value(conds, &f, "merge.main_runtimes", "MAIN_RUNTIMES", VALUE_LIST,
+                have_facts ? facts.main_runtimes : NULL,
+                N_("List only the handler tables the main config itself defines under "
+                   "containerd.runtimes."));
+    check_value(conds, &f, "merge.dropin_runtimes", "DROPIN_RUNTIMES", VALUE_LIST,
+                have_facts ? facts.dropin_runtimes : NULL,
+                N_("List only the handler tables the drop-in defines."));
+    check_value(conds, &f, "merge.conflict", "CONFLICT", VALUE_WORD,
+                have_facts ? (facts.conflict ? "yes" : "no") : NULL,
+                N_("Two files collide when both put content inside one table, even under "
+                   "different keys: containerd before 2.0 keeps only the later file's whole "
+                   "plugin section."));
+    check_value(conds, &f, "merge.conflict_table", "CONFLICT_TABLE", VALUE_EXACT,
+                have_facts ? facts.conflict_table : NULL,
+                N_("Walk down from plugins: the collision is the deepest table both files put "
+                   "content in, written as a TOML key with the plugin name in quotes."));
+    check_value(conds, &f, "merge.loaded_runtimes", "LOADED_RUNTIMES", VALUE_LIST, loaded,
+                N_("What was loaded is observed, not computed: read the runtime handlers from "
+                   "the incident node's dump in evidence/, not from the files you wrote."));
+    free(loaded);
+    if (have_facts) lab_merge_facts_free(&facts);
+    lab_outfile_free(&f);
+    free(path);
+    return lab_step_result(3, lab_step_title(3), conds);
+}
+
+/* ---- step 4: the check script ---- */
+
+/* The script's lines that are not whole-line comments, with their numbers:
+ * a comment that explains why the file is not read must not count. */
+typedef struct script_line {
+    unsigned number;
+    const char *text; /* into the script's text, NUL-terminated by the split */
+} script_line;
+
+typedef struct script_text {
+    char *text;
+    script_line *lines;
+    size_t count;
+} script_text;
+
+static int script_split(const char *path, script_text *s, gp_error *err)
+{
+    size_t len = 0;
+    memset(s, 0, sizeof *s);
+    s->text = gp_read_file(path, &len, err);
+    if (!s->text) return -1;
+    size_t n = 1;
+    for (size_t i = 0; i < len; i++)
+        n += s->text[i] == '\n';
+    s->lines = calloc(n, sizeof *s->lines);
+    if (!s->lines) return -1;
+    unsigned number = 0;
+    for (char *line = s->text, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        number++;
+        const char *c = line + strspn(line, " \t");
+        if (*c == '#' || *c == '\0') continue;
+        s->lines[s->count++] = (script_line){number, line};
+    }
+    return 0;
+}
+
+static void script_free(script_text *s)
+{
+    free(s->text);
+    free(s->lines);
+}
+
+/* The first code line matching `pattern` (an extended regular expression):
+ * its number and column, or false. */
+static bool script_find(const script_text *s, const char *pattern, unsigned *line, unsigned *col)
+{
+    regex_t re;
+    if (regcomp(&re, pattern, REG_EXTENDED) != 0) return false;
+    bool found = false;
+    for (size_t i = 0; i < s->count && !found; i++) {
+        regmatch_t m;
+        if (regexec(&re, s->lines[i].text, 1, &m, 0) != 0) continue;
+        *line = s->lines[i].number;
+        *col = (unsigned)m.rm_so + 1;
+        found = true;
+    }
+    regfree(&re);
+    return found;
+}
+
+static const char *script_line_text(const script_text *s, unsigned number)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (s->lines[i].number == number) return s->lines[i].text;
+    return "";
+}
+
+/* A call of the program, then its arguments. */
+#define RE_DUMP_CALL   "containerd[[:space:]]+config[[:space:]]+dump"
+#define RE_ABSOLUTE    "/containerd([[:space:]\"');|&]|$)"
+#define RE_CONFIG_FILE "(\\.toml|/etc/containerd)"
+
+static void check_static(json_t *conds, const char *path, const script_text *s)
+{
+    unsigned line = 0, col = 0;
+    char where[1024], observed[1024];
+    bool calls = script_find(s, RE_DUMP_CALL, &line, &col);
+    where_at(where, sizeof where, path, line, col);
+    lab_condition(conds, "script.calls_dump", calls, where, "containerd config dump",
+                  calls ? script_line_text(s, line) : "no `containerd config dump` call",
+                  N_("Ask containerd what it loads: `containerd config dump` prints the "
+                     "configuration the binary itself reads, imports included."));
+
+    bool absolute = script_find(s, RE_ABSOLUTE, &line, &col);
+    where_at(where, sizeof where, path, absolute ? line : 0, absolute ? col : 0);
+    snprintf(observed, sizeof observed, "%s",
+             absolute ? script_line_text(s, line)
+             : calls  ? "called by bare name"
+                      : "no `containerd config dump` call");
+    lab_condition(conds, "script.bare_name", calls && !absolute, where,
+                  "containerd found through PATH", observed,
+                  N_("Call containerd by its bare name so that PATH decides which binary "
+                     "answers, on every node and under the grader's stand-in."));
+
+    bool reads = script_find(s, RE_CONFIG_FILE, &line, &col);
+    where_at(where, sizeof where, path, reads ? line : 0, reads ? col : 0);
+    lab_condition(conds, "script.no_config_read", !reads, where, "no config file path",
+                  reads ? script_line_text(s, line) : "none",
+                  N_("A file that defines a handler proves nothing about what containerd "
+                     "loaded: take the answer from the dump alone."));
+}
+
+/* A private directory for the runs: bin/containerd (the stand-in), the two
+ * dumps, HOME and the working directory. */
+typedef struct sandbox {
+    char dir[PATH_MAX];
+    char bin[PATH_MAX + 8];
+    char dump_nvidia[PATH_MAX + 32];
+    char dump_incident[PATH_MAX + 32];
+    char trace[PATH_MAX + 16];
+} sandbox;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void sandbox_remove(sandbox *sb)
+{
+    if (sb->dir[0]) nftw(sb->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int write_text(const char *path, const char *text, gp_error *err)
+{
+    return lab_write_atomic(path, text, strlen(text), 0644, err);
+}
+
+static int sandbox_make(sandbox *sb, const char *gpuop_exe, gp_error *err)
+{
+    memset(sb, 0, sizeof *sb);
+    char exe[PATH_MAX];
+    if (!gpuop_exe || !realpath(gpuop_exe, exe)) {
+        gp_error_set(err, gpuop_exe, 0, 0, "cannot find the gpuop binary for the stand-in: %s",
+                     gpuop_exe ? strerror(errno) : "none given");
+        return -1;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(sb->dir, sizeof sb->dir, "%s/gpuop-lab-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(sb->dir)) {
+        gp_error_set(err, sb->dir, 0, 0, "cannot create a temporary directory: %s",
+                     strerror(errno));
+        sb->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(sb->bin, sizeof sb->bin, "%s/bin", sb->dir);
+    snprintf(sb->dump_nvidia, sizeof sb->dump_nvidia, "%s/dump-with-nvidia.txt", sb->dir);
+    snprintf(sb->dump_incident, sizeof sb->dump_incident, "%s/dump-incident.txt", sb->dir);
+    snprintf(sb->trace, sizeof sb->trace, "%s/trace.txt", sb->dir);
+    char link_path[PATH_MAX + 32];
+    snprintf(link_path, sizeof link_path, "%s/containerd", sb->bin);
+    if (mkdir(sb->bin, 0755) != 0 || symlink(exe, link_path) != 0) {
+        gp_error_set(err, link_path, 0, 0, "cannot create the stand-in containerd: %s",
+                     strerror(errno));
+        sandbox_remove(sb);
+        return -1;
+    }
+    if (write_text(sb->dump_nvidia, lab_nvidia_dump, err) != 0 ||
+        write_text(sb->dump_incident, lab_evidence_dump, err) != 0) {
+        sandbox_remove(sb);
+        return -1;
+    }
+    return 0;
+}
+
+static bool strace_present(void)
+{
+    /* The runs' PATH is /usr/bin:/bin after the stand-in. */
+    return access("/usr/bin/strace", X_OK) == 0 || access("/bin/strace", X_OK) == 0;
+}
+
+typedef struct run_result {
+    gp_spawn_result r;
+    int status;
+    char text[512]; /* what the learner reads as "observed" */
+} run_result;
+
+static void first_line(const char *s, char *out, size_t cap)
+{
+    size_t n = s ? strcspn(s, "\n") : 0;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, s ? s : "", n);
+    out[n] = '\0';
+}
+
+/* Runs the script with only the stand-in and /usr/bin:/bin on PATH and a
+ * clean environment: nothing of the grader's own PATH or HOME leaks in. */
+static void run_script(const sandbox *sb, const char *script, bool executable, const char *dump,
+                       bool traced, run_result *out)
+{
+    char path_env[PATH_MAX + 32], home_env[PATH_MAX + 8], dump_env[PATH_MAX + 64];
+    snprintf(path_env, sizeof path_env, "PATH=%s:/usr/bin:/bin", sb->bin);
+    snprintf(home_env, sizeof home_env, "HOME=%s", sb->dir);
+    snprintf(dump_env, sizeof dump_env, "GPUOP_STANDIN_DUMP=%s", dump);
+    char *argv[24];
+    size_t n = 0;
+    const char *fixed[] = {"env", "-i", "-C", sb->dir, path_env, home_env, dump_env, "LC_ALL=C"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        argv[n++] = (char *)fixed[i];
+    if (traced) {
+        const char *st[] = {"strace", "-f",          "-qq", "-e",     "trace=open,openat",
+                            "-e",     "signal=none", "-o",  sb->trace};
+        for (size_t i = 0; i < sizeof st / sizeof *st; i++)
+            argv[n++] = (char *)st[i];
+    }
+    /* A script without its executable bit still runs (through sh), so that
+     * one missing chmod does not hide everything else. */
+    if (!executable) argv[n++] = "sh";
+    argv[n++] = (char *)script;
+    argv[n] = NULL;
+
+    char *so = NULL, *se = NULL;
+    size_t sol = 0, sel = 0;
+    gp_error err = {0};
+    out->status = -1;
+    out->r =
+        gp_spawn_capture(argv, LAB_SCRIPT_TIMEOUT_MS, &so, &sol, &se, &sel, &out->status, &err);
+    char said[200];
+    first_line(se && *se ? se : so, said, sizeof said);
+    if (out->r == GP_SPAWN_TIMEOUT)
+        snprintf(out->text, sizeof out->text, "still running after %d s: killed",
+                 LAB_SCRIPT_TIMEOUT_MS / 1000);
+    else if (out->r != GP_SPAWN_OK)
+        snprintf(out->text, sizeof out->text, "could not run: %.400s", err.text);
+    else if (said[0])
+        snprintf(out->text, sizeof out->text, "exit %d (%s)", out->status, said);
+    else
+        snprintf(out->text, sizeof out->text, "exit %d", out->status);
+    free(so);
+    free(se);
+}
+
+/* The containerd config files the traced run opened (or tried to): any
+ * *.toml, anything under /etc/containerd. Returns how many lines of the
+ * trace were opens, so that an empty trace (strace refused by the kernel)
+ * is told apart from a clean one. */
+static size_t trace_config_opens(const char *trace, char *first, size_t cap, size_t *bad)
+{
+    size_t len = 0, opens = 0;
+    bool named_toml = false;
+    *bad = 0;
+    first[0] = '\0';
+    char *text = gp_read_file(trace, &len, NULL);
+    for (char *line = text, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        if (!strstr(line, "open(") && !strstr(line, "openat(")) continue;
+        opens++;
+        char *q = strchr(line, '"');
+        char *end = q ? strchr(q + 1, '"') : NULL;
+        if (!end) continue;
+        *end = '\0';
+        const char *file = q + 1;
+        size_t n = strlen(file);
+        bool toml = n >= 5 && strcmp(file + n - 5, ".toml") == 0;
+        if (!toml && strncmp(file, "/etc/containerd/", 16) != 0) continue;
+        /* Name a file rather than the directory a glob listed. */
+        if (!(*bad)++ || (toml && !named_toml)) snprintf(first, cap, "%s", file);
+        named_toml = named_toml || toml;
+    }
+    free(text);
+    return opens;
+}
+
+static void check_runs(json_t *conds, const char *script, bool executable, const sandbox *sb)
+{
+    bool traced = strace_present();
+    run_result with = {0}, without = {0};
+    run_script(sb, script, executable, sb->dump_nvidia, traced, &with);
+    char first[PATH_MAX] = "";
+    size_t bad = 0;
+    if (traced && trace_config_opens(sb->trace, first, sizeof first, &bad) == 0) {
+        /* strace could not trace here (no ptrace in this container): run
+         * again without it, and leave the traced check out. */
+        traced = false;
+        run_script(sb, script, executable, sb->dump_nvidia, false, &with);
+    }
+    run_script(sb, script, executable, sb->dump_incident, false, &without);
+
+    lab_condition(conds, "script.with_nvidia", with.r == GP_SPAWN_OK && with.status == 0, script,
+                  "exit 0 when the dump has the nvidia handler", with.text,
+                  N_("When the dump has the nvidia handler the script must exit 0: look for "
+                     "containerd.runtimes.nvidia in what containerd config dump prints."));
+    lab_condition(conds, "script.without_nvidia", without.r == GP_SPAWN_OK && without.status == 1,
+                  script, "exit 1 when the dump has no nvidia handler", without.text,
+                  N_("When the dump has no nvidia handler the script must exit 1: a check whose "
+                     "answer never changes checks nothing."));
+    if (!traced) return;
+    char observed[PATH_MAX + 64];
+    if (bad)
+        snprintf(observed, sizeof observed, "opened %s (%zu config file opens)", first, bad);
+    else
+        snprintf(observed, sizeof observed, "no config file opened");
+    lab_condition(conds, "script.traced_opens", bad == 0, script,
+                  "no containerd config file opened (strace)", observed,
+                  N_("Traced, the script opened a containerd config file: whatever a file says, "
+                     "only the dump tells what containerd loads."));
+}
+
+static json_t *grade_script(const char *root, const char *gpuop_exe, gp_error *err)
+{
+    json_t *conds = json_array();
+    char *rel = lab_path(root, LAB_CHECK_SCRIPT);
+    char script[PATH_MAX];
+    struct stat st;
+    if (!rel || stat(rel, &st) != 0 || !realpath(rel, script)) {
+        lab_condition(conds, "script.exists", false, rel ? rel : root, "the file", strerror(errno),
+                      N_("Create the file at the path the step names, inside the lab's "
+                         "workspace."));
+        free(rel);
+        return lab_step_result(4, lab_step_title(4), conds);
+    }
+    free(rel);
+    sandbox sb;
+    if (sandbox_make(&sb, gpuop_exe, err) != 0) {
+        json_decref(conds);
+        return NULL;
+    }
+    bool executable = S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR);
+    char mode[32];
+    snprintf(mode, sizeof mode, "mode %04o", (unsigned)(st.st_mode & 07777));
+    lab_condition(conds, "script.executable", executable, script, "executable (chmod +x)", mode,
+                  N_("A boot check or a CI gate runs the script as a program: it needs the "
+                     "executable bit."));
+    script_text s;
+    gp_error rerr = {0};
+    if (script_split(script, &s, &rerr) == 0) check_static(conds, script, &s);
+    script_free(&s);
+    check_runs(conds, script, executable, &sb);
+    sandbox_remove(&sb);
+    return lab_step_result(4, lab_step_title(4), conds);
+}
+
+json_t *lab_grade_file_step(int step, const char *root, const lab_params *p, const char *gpuop_exe,
+                            gp_error *err)
+{
+    (void)p; /* the file steps use no number that a seed changes */
+    switch (step) {
+    case 1:
+        return grade_main(root);
+    case 2:
+        return grade_dropin(root);
+    case 3:
+        return grade_merge(root);
+    case 4:
+        return grade_script(root, gpuop_exe, err);
+    default:
+        gp_error_set(err, NULL, 0, 0, "step %d is not a file step (1-4)", step);
+        return NULL;
+    }
+}

@@ -1,0 +1,295 @@
+#include "lab/labcluster.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cluster/seed.h"
+
+static const char *const NODE_NAMES[LAB_NODES] = {"lab-node-0", "lab-node-1", "lab-node-2"};
+
+const char *lab_node_name(int index)
+{
+    return index >= 0 && index < LAB_NODES ? NODE_NAMES[index] : NULL;
+}
+
+static json_t *node_for(const lab_params *p, int index)
+{
+    char cpu[16], memory[16], pods[16];
+    snprintf(cpu, sizeof cpu, "%d", p->node_cpu);
+    snprintf(memory, sizeof memory, "%dGi", p->node_memory_gib);
+    snprintf(pods, sizeof pods, "%d", p->node_pods);
+    gc_seed s;
+    gc_seed_defaults(&s);
+    s.prefix = "lab-node-";
+    s.cpu = cpu;
+    s.memory = memory;
+    s.pods = pods;
+    json_t *node = gc_seed_node(&s, index);
+    json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
+                        LAB_NODE_ANNOTATION, json_string("true"));
+    return node;
+}
+
+static bool is_lab_node(const json_t *node)
+{
+    const json_t *ann = json_object_get(json_object_get(node, "metadata"), "annotations");
+    return json_is_string(json_object_get(ann, LAB_NODE_ANNOTATION));
+}
+
+/* GET; KC_OK with *out NULL when it does not exist. */
+static kc_result get_optional(kc_client *c, const char *path, json_t **out, gp_error *err)
+{
+    *out = NULL;
+    gp_error ignored;
+    kc_result r = kc_get(c, path, out, &ignored);
+    if (r == KC_NOT_FOUND) return KC_OK;
+    if (r != KC_OK && err) *err = ignored;
+    return r;
+}
+
+static kc_result ensure_namespace(kc_client *c, const char *name, gp_error *err)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s", name);
+    json_t *ns = NULL;
+    kc_result r = get_optional(c, path, &ns, err);
+    if (r != KC_OK || ns) {
+        json_decref(ns);
+        return r;
+    }
+    json_t *body = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                             "metadata", "name", name);
+    r = kc_create(c, "/api/v1/namespaces", body, NULL, err);
+    json_decref(body);
+    return r == KC_CONFLICT ? KC_OK : r;
+}
+
+kc_result lab_cluster_prepare(kc_client *c, const lab_params *p, gp_error *err)
+{
+    kc_result r = ensure_namespace(c, "gpu-operator", err);
+    if (r != KC_OK) return r;
+    for (int i = 0; i < LAB_NODES; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
+        json_t *node = NULL;
+        r = get_optional(c, path, &node, err);
+        if (r != KC_OK) return r;
+        if (node) {
+            bool ours = is_lab_node(node);
+            json_decref(node);
+            if (ours) continue;
+            gp_error_set(err, NULL, 0, 0,
+                         "node %s exists and was not created by the lab (no %s annotation); "
+                         "the lab never takes over a node: use another cluster or remove it",
+                         NODE_NAMES[i], LAB_NODE_ANNOTATION);
+            return KC_CONFLICT;
+        }
+        json_t *body = node_for(p, i);
+        r = kc_create(c, "/api/v1/nodes", body, NULL, err);
+        json_decref(body);
+        if (r != KC_OK && r != KC_CONFLICT) return r;
+    }
+    return KC_OK;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Deletes and waits (up to a minute) until the object is gone, so that a
+ * reset followed by a solve never meets a Terminating namespace. */
+static kc_result delete_and_wait(kc_client *c, const char *path, gp_error *err)
+{
+    kc_result r = kc_delete(c, path, "Background", err);
+    if (r == KC_NOT_FOUND) return KC_OK;
+    if (r != KC_OK) return r;
+    for (int i = 0; i < 600; i++) {
+        json_t *obj = NULL;
+        r = get_optional(c, path, &obj, err);
+        if (r != KC_OK) return r;
+        if (!obj) return KC_OK;
+        json_decref(obj);
+        sleep_ms(100);
+    }
+    gp_error_set(err, NULL, 0, 0, "%s is still there a minute after its deletion", path);
+    return KC_API_ERROR;
+}
+
+/* Removes nvidia.com/gpu (and the renamed .shared) from a lab node's status. */
+static kc_result unadvertise(kc_client *c, const char *node, gp_error *err)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/nodes/%s/status", node);
+    json_t *patch = json_pack("{s:{s:{s:n, s:n}, s:{s:n, s:n}}}", "status", "capacity",
+                              "nvidia.com/gpu", "nvidia.com/gpu.shared", "allocatable",
+                              "nvidia.com/gpu", "nvidia.com/gpu.shared");
+    kc_result r = kc_patch(c, path, KC_PATCH_MERGE, patch, NULL, err);
+    json_decref(patch);
+    return r == KC_NOT_FOUND ? KC_OK : r;
+}
+
+kc_result lab_cluster_reset(kc_client *c, const lab_params *p, gp_error *err)
+{
+    (void)p;
+    static const char *const step_objects[] = {LAB_PATH_DAEMONSET, LAB_PATH_CONFIGMAP,
+                                               LAB_PATH_GPU_LAB_NS, LAB_PATH_RUNTIMECLASS};
+    for (size_t i = 0; i < sizeof step_objects / sizeof step_objects[0]; i++) {
+        kc_result r = delete_and_wait(c, step_objects[i], err);
+        if (r != KC_OK) return r;
+    }
+    for (int i = 0; i < LAB_NODES; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
+        json_t *node = NULL;
+        kc_result r = get_optional(c, path, &node, err);
+        if (r != KC_OK) return r;
+        bool ours = node && is_lab_node(node);
+        json_decref(node);
+        if (!ours) continue;
+        r = unadvertise(c, NODE_NAMES[i], err);
+        if (r != KC_OK) return r;
+    }
+    return KC_OK;
+}
+
+kc_result lab_cluster_remove(kc_client *c, const lab_params *p, gp_error *err)
+{
+    kc_result r = lab_cluster_reset(c, p, err);
+    if (r != KC_OK) return r;
+    for (int i = 0; i < LAB_NODES; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
+        json_t *node = NULL;
+        r = get_optional(c, path, &node, err);
+        if (r != KC_OK) return r;
+        bool ours = node && is_lab_node(node);
+        json_decref(node);
+        if (!ours) continue;
+        r = kc_delete(c, path, NULL, err);
+        if (r != KC_OK && r != KC_NOT_FOUND) return r;
+    }
+    return KC_OK;
+}
+
+static const char *uid_of(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+}
+
+static bool owned_by(const json_t *obj, const char *uid)
+{
+    const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    size_t i;
+    const json_t *ref;
+    json_array_foreach(refs, i, ref)
+    {
+        const char *u = json_string_value(json_object_get(ref, "uid"));
+        if (u && uid && strcmp(u, uid) == 0) return true;
+    }
+    return false;
+}
+
+/* The items of `list` owned by `uid`, as a new array. */
+static json_t *owned_items(const json_t *list, const char *uid)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item)
+    {
+        if (owned_by(item, uid)) json_array_append(out, item);
+    }
+    return out;
+}
+
+static kc_result list_into(kc_client *c, const char *path, json_t *snap, const char *key,
+                           gp_error *err)
+{
+    json_t *items = NULL;
+    kc_result r = kc_list_all(c, path, &items, err);
+    if (r == KC_NOT_FOUND) {
+        items = json_array();
+        r = KC_OK;
+    }
+    if (r != KC_OK) return r;
+    json_object_set_new(snap, key, items);
+    return KC_OK;
+}
+
+static kc_result get_into(kc_client *c, const char *path, json_t *snap, const char *key,
+                          gp_error *err)
+{
+    json_t *obj = NULL;
+    kc_result r = get_optional(c, path, &obj, err);
+    if (r != KC_OK) return r;
+    json_object_set_new(snap, key, obj ? obj : json_null());
+    return KC_OK;
+}
+
+static kc_result snapshot_nodes(kc_client *c, json_t *snap, gp_error *err)
+{
+    json_t *nodes = json_object();
+    json_t *node_pods = json_array();
+    json_object_set_new(snap, "nodes", nodes);
+    json_object_set_new(snap, "node_pods", node_pods);
+    for (int i = 0; i < LAB_NODES; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
+        json_t *node = NULL;
+        kc_result r = get_optional(c, path, &node, err);
+        if (r != KC_OK) return r;
+        json_object_set_new(nodes, NODE_NAMES[i], node ? node : json_null());
+        snprintf(path, sizeof path, "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
+                 NODE_NAMES[i]);
+        json_t *pods = NULL;
+        r = kc_list_all(c, path, &pods, err);
+        if (r != KC_OK) return r;
+        json_array_extend(node_pods, pods);
+        json_decref(pods);
+    }
+    return KC_OK;
+}
+
+static kc_result snapshot_daemonset(kc_client *c, json_t *snap, gp_error *err)
+{
+    kc_result r = get_into(c, LAB_PATH_DAEMONSET, snap, "daemonset", err);
+    if (r != KC_OK) return r;
+    const char *uid = uid_of(json_object_get(snap, "daemonset"));
+    json_t *tmp = json_object();
+    if ((r = list_into(c, "/api/v1/namespaces/gpu-operator/pods", tmp, "pods", err)) != KC_OK ||
+        (r = list_into(c, "/apis/apps/v1/namespaces/gpu-operator/controllerrevisions", tmp,
+                       "revisions", err)) != KC_OK ||
+        (r = list_into(c, "/api/v1/namespaces/gpu-operator/events", tmp, "events", err)) != KC_OK) {
+        json_decref(tmp);
+        return r;
+    }
+    json_object_set_new(snap, "ds_pods", owned_items(json_object_get(tmp, "pods"), uid));
+    json_object_set_new(snap, "revisions", owned_items(json_object_get(tmp, "revisions"), uid));
+    json_object_set(snap, "ds_events", json_object_get(tmp, "events"));
+    json_decref(tmp);
+    return KC_OK;
+}
+
+kc_result lab_cluster_snapshot(kc_client *c, json_t **snapshot, gp_error *err)
+{
+    json_t *snap = json_object();
+    kc_result r;
+    if ((r = snapshot_nodes(c, snap, err)) != KC_OK ||
+        (r = get_into(c, LAB_PATH_GPU_LAB_NS, snap, "namespace", err)) != KC_OK ||
+        (r = get_into(c, LAB_PATH_RUNTIMECLASS, snap, "runtimeclass", err)) != KC_OK ||
+        (r = get_into(c, LAB_PATH_POD, snap, "pod", err)) != KC_OK ||
+        (r = list_into(c,
+                       "/api/v1/namespaces/gpu-lab/events?fieldSelector=involvedObject.name%3D"
+                       "cuda-probe",
+                       snap, "pod_events", err)) != KC_OK ||
+        (r = get_into(c, LAB_PATH_CONFIGMAP, snap, "configmap", err)) != KC_OK ||
+        (r = snapshot_daemonset(c, snap, err)) != KC_OK) {
+        json_decref(snap);
+        return r;
+    }
+    *snapshot = snap;
+    return KC_OK;
+}

@@ -1,0 +1,61 @@
+#include "lab/outfile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/file.h"
+
+static void add_line(lab_outfile *f, unsigned number, const char *start, size_t len)
+{
+    while (len && (start[len - 1] == '\r' || start[len - 1] == ' ' || start[len - 1] == '\t'))
+        len--;
+    if (len == 0) return;
+    lab_line *l = &f->lines[f->count++];
+    l->number = number;
+    l->text = strndup(start, len);
+    const char *eq = memchr(start, '=', len);
+    if (!eq) return;
+    l->key = strndup(start, (size_t)(eq - start));
+    l->value = strndup(eq + 1, len - (size_t)(eq - start) - 1);
+}
+
+int lab_outfile_read(const char *path, lab_outfile *out, gp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t len = 0;
+    char *text = gp_read_file(path, &len, err);
+    if (!text) return -1;
+    size_t lines = 1;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    out->path = strdup(path);
+    out->lines = calloc(lines, sizeof *out->lines);
+    unsigned number = 1;
+    const char *start = text;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && text[i] != '\n') continue;
+        add_line(out, number++, start, (size_t)(text + i - start));
+        start = text + i + 1;
+    }
+    free(text);
+    return 0;
+}
+
+void lab_outfile_free(lab_outfile *f)
+{
+    for (size_t i = 0; i < f->count; i++) {
+        free(f->lines[i].text);
+        free(f->lines[i].key);
+        free(f->lines[i].value);
+    }
+    free(f->lines);
+    free(f->path);
+    memset(f, 0, sizeof *f);
+}
+
+const lab_line *lab_outfile_find(const lab_outfile *f, const char *key)
+{
+    for (size_t i = 0; i < f->count; i++)
+        if (f->lines[i].key && strcmp(f->lines[i].key, key) == 0) return &f->lines[i];
+    return NULL;
+}

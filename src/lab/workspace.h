@@ -1,0 +1,66 @@
+/* The lab's workspace R: the learner's files, the lab's parameters and what
+ * the lab ships as incident-day evidence (lab.md, "Workspace").
+ *
+ * Nothing here overwrites a file a learner wrote: init only creates what is
+ * missing, and lab_write_keeping() backs a differing file up first. */
+#ifndef GPUOP_LAB_WORKSPACE_H
+#define GPUOP_LAB_WORKSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "lab/lab.h"
+#include "util/error.h"
+
+/* Paths inside R. */
+#define LAB_MAIN_CONFIG   "etc/containerd/config.toml"
+#define LAB_DROPIN        "etc/containerd/conf.d/99-nvidia.toml"
+#define LAB_MERGE_OUT     "out/merge.txt"
+#define LAB_CHECK_SCRIPT  "bin/check-runtime.sh"
+#define LAB_EVIDENCE_DUMP "evidence/containerd-config-dump.toml"
+#define LAB_PARAMS_FILE   ".gpuop-lab.json"
+
+/* Real `containerd config dump` output of containerd 1.6.20 (evidence.c):
+ * the incident node's (runc only), and the one of exactly the step 1 and 2
+ * files (nvidia only). */
+extern const char lab_evidence_dump[];
+extern const char lab_nvidia_dump[];
+
+/* $HOME/gpuop; /root/gpuop when run as root (the seeds' root). malloc'd;
+ * NULL when no home directory is known. */
+char *lab_default_root(void);
+
+/* Creates R/etc/containerd/conf.d, R/bin, R/k8s, R/out and R/evidence, and
+ * writes R/evidence/containerd-config-dump.toml and R/.gpuop-lab.json (from
+ * p) when they do not exist. An existing file is never touched, so running
+ * it again changes nothing. Returns 0, or -1 with err. */
+int lab_workspace_init(const char *root, const lab_params *p, gp_error *err);
+
+/* "ROOT/REL", malloc'd (NULL when out of memory). */
+char *lab_path(const char *root, const char *rel);
+
+/* mkdir -p, 0755. */
+int lab_mkdirs(const char *dir, gp_error *err);
+
+/* A temporary file beside `path`, given `mode`, fsync'd and renamed over
+ * it: readers see the old file or the new one, never a mix. */
+int lab_write_atomic(const char *path, const char *text, size_t len, mode_t mode, gp_error *err);
+
+/* Creates `path` holding `text` unless a file of that name exists, which
+ * stays untouched even if it appears while this runs. Returns 0 created, 1
+ * already there, -1 with err. */
+int lab_create_new(const char *path, const char *text, size_t len, mode_t mode, gp_error *err);
+
+/* The JSON text of R/.gpuop-lab.json (params.c), malloc'd. */
+char *lab_params_text(const lab_params *p);
+
+/* Writes `path` atomically unless it already holds exactly `text`. A
+ * differing file is first copied to PATH.gpuop-backup-<UTC time> (its mode
+ * kept), whose name is returned in *backup (malloc'd; NULL when no backup was
+ * needed). `mode` applies to a new file; an existing file keeps its mode
+ * unless `force_mode`. */
+int lab_write_keeping(const char *path, const char *text, size_t len, mode_t mode, bool force_mode,
+                      char **backup, gp_error *err);
+
+#endif
