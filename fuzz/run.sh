@@ -13,8 +13,8 @@
 #                invalid/ .toml is a seed, and so is every
 #                examples/incident/**/*.toml and fuzz/seeds/*.toml
 #
-# Every target links src/util, src/toml, src/containerd, src/kube and
-# src/cluster (but its HTTP and TLS files) with jansson, SQLite and
+# Every target links src/util, src/toml, src/containerd, src/kube,
+# src/analyze and src/cluster (but its HTTP and TLS files) with jansson, SQLite and
 # libyaml, so a new fuzz/NAME_fuzz.c needs no change here. Its seeds are the
 # files in fuzz/seeds-NAME/ and its token dictionary fuzz/NAME.dict, when they
 # exist. Prints one summary line per target. Exits 1 when any target found a
@@ -54,7 +54,7 @@ for src in fuzz/*_fuzz.c; do
     name=${src#fuzz/}
     targets+=("${name%_fuzz.c}")
 done
-library=(src/util/*.c src/toml/*.c src/containerd/*.c src/kube/*.c)
+library=(src/util/*.c src/toml/*.c src/containerd/*.c src/kube/*.c src/analyze/*.c)
 # The API server without its network side (server.c, tls.c): requests are
 # handed to it in memory.
 for f in src/cluster/*.c; do

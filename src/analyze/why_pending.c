@@ -481,16 +481,16 @@ static const char *next_format(const char *code, bool translate)
         {"kubelet-log",
          N_("on node %s: journalctl -u kubelet | grep -E 'Got registration request from device "
             "plugin|Bad registration request|Unable to connect to device plugin|ListAndWatch "
-            "ended unexpectedly' (gpu-node-facts 6.2)")},
+            "ended unexpectedly'")},
         {"plugin-log", N_("kubectl logs %s: look for 'Registered device plugin for', 'nvml init "
                           "failed', 'Could not register device plugin: context deadline "
-                          "exceeded' (6.3)")},
+                          "exceeded'")},
         {"socket-mount", N_("check that %s mounts hostPath /var/lib/kubelet/device-plugins at "
-                            "the same path in the container (6.4)")},
+                            "the same path in the container")},
         {"containerd-check", N_("on node %s: gpuop containerd check nvidia (is the handler "
                                 "loaded, not only written?), then restart containerd")},
         {"admission", N_("on node %s: kubelet log lines 'Allocate failed', 'cannot allocate "
-                         "unregistered device' (6.2)")},
+                         "unregistered device'")},
         {"none", N_("the pod is scheduled on %s: nothing blocks it at these layers")},
     };
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
@@ -694,8 +694,9 @@ static void render_scheduler(const json_t *r, FILE *out)
     const json_t *s = json_object_get(r, "scheduler");
     const json_t *cond = json_object_get(s, "condition");
     fprintf(out, "\n%s\n", _("Scheduler:"));
-    fprintf(out, "  PodScheduled=%s %s\n", or_none(json_object_get(cond, "status")),
-            an_str(cond, "reason"));
+    const char *reason = an_str(cond, "reason");
+    fprintf(out, "  PodScheduled=%s%s%s\n", or_none(json_object_get(cond, "status")),
+            *reason ? " " : "", reason);
     const char *msg = *an_str(cond, "message") ? an_str(cond, "message") : an_str(s, "event");
     if (*msg) fprintf(out, "  %s\n", msg);
     an_table *t = an_table_new(3);
@@ -717,6 +718,25 @@ static void render_scheduler(const json_t *r, FILE *out)
         an_table_free(t);
 }
 
+/* ["runc","nvidia"] as "runc,nvidia" (kubectl's way of printing a list in
+ * a column); NULL when the node does not report the field. */
+static char *handler_list(const json_t *handlers)
+{
+    if (!json_is_array(handlers)) return NULL;
+    size_t n = 1, i;
+    const json_t *h;
+    json_array_foreach(handlers, i, h) n +=
+        strlen(json_string_value(h) ? json_string_value(h) : "") + 1;
+    char *out = calloc(1, n);
+    if (!out) return NULL;
+    json_array_foreach(handlers, i, h)
+    {
+        if (i) strcat(out, ",");
+        strcat(out, json_string_value(h) ? json_string_value(h) : "");
+    }
+    return out;
+}
+
 static void render_nodes(const json_t *r, FILE *out)
 {
     const char *res = json_string_value(json_object_get(r, "resource"));
@@ -731,9 +751,7 @@ static void render_nodes(const json_t *r, FILE *out)
     json_array_foreach(nodes, i, n)
     {
         if (i >= TEXT_NODE_MAX) break;
-        char *h = json_is_array(json_object_get(n, "runtime_handlers"))
-                      ? json_dumps(json_object_get(n, "runtime_handlers"), JSON_COMPACT)
-                      : NULL;
+        char *h = handler_list(json_object_get(n, "runtime_handlers"));
         const char *row[6] = {an_str(n, "name"),
                               or_none(json_object_get(n, "ready")),
                               res ? or_none(json_object_get(n, "allocatable")) : "-",

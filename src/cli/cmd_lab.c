@@ -271,8 +271,9 @@ static int prepare_nodes(lab_args *a, const lab_params *p)
 static int lab_up(lab_args *a)
 {
     lab_params p;
-    int rc = load_params(a, &p);
-    if (rc != 0) {
+    gp_error ignored;
+    int rc;
+    if (lab_params_load(a->root, &p, &ignored) != 0) {
         /* up on a fresh root: init first, as a learner would expect. */
         rc = lab_init(a);
         if (rc != 0 || (rc = load_params(a, &p)) != 0) return rc;
@@ -324,7 +325,7 @@ static int lab_steps(lab_args *a)
         if (a->step && s != a->step) continue;
         char *text = lab_step_text(s, &p, a->root);
         printf(_("Step %d: %s\n"), s, _(lab_step_title(s)));
-        printf("%s\n", text ? text : "");
+        fputs(text ? text : "", stdout);
         if (s < LAB_STEPS && !a->step) putchar('\n');
         free(text);
     }

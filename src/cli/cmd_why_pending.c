@@ -10,7 +10,7 @@
 
 static void why_pending_usage(FILE *out)
 {
-    fputs(_("Usage: gpuop why-pending [NAMESPACE/]POD [-o text|json] [CLUSTER OPTIONS]\n"
+    fputs(_("Usage: gpuop why-pending [NAMESPACE/]POD [-o text|json|lab] [CLUSTER OPTIONS]\n"
             "\n"
             "Reads, top-down, the scheduler's verdict on the pod (its PodScheduled\n"
             "condition and FailedScheduling events, classified per reason), which\n"
@@ -18,6 +18,7 @@ static void why_pending_usage(FILE *out)
             "pods, the RuntimeClass and whether nodes report its handler, and the\n"
             "kubelet's events; names the layer where the chain breaks and what to\n"
             "look at next on the node.\n"
+            "  -o lab   two lines: LAYER= and BLOCKER=\n"
             "\n"
             "Exit status: 0 the pod is scheduled and nothing is wrong, 1 a layer is\n"
             "broken, 2 cannot tell (no such pod, cluster unreachable).\n"),
@@ -80,8 +81,8 @@ int cmd_why_pending(int argc, char **argv)
         if (k < 0) return cli_usage_error("why-pending", _("%s needs a value"), arg);
         if (k > 0) continue;
         if (strcmp(arg, "-o") == 0) {
-            if (i + 1 >= argc || kube_cli_format(argv[++i], false, &fmt) != 0)
-                return cli_usage_error("why-pending", _("-o wants text or json"));
+            if (i + 1 >= argc || kube_cli_format(argv[++i], true, &fmt) != 0)
+                return cli_usage_error("why-pending", _("-o wants text, json or lab"));
         } else if (arg[0] != '-' && !target) {
             target = arg;
         } else {

@@ -224,7 +224,7 @@ static toml_doc *parse_or_report(json_t *conds, const char *path, const char *pr
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(code, sizeof code, "%s.exists", prefix);
-        lab_condition(conds, code, false, path, "the file", strerror(errno),
+        lab_condition(conds, code, false, path, _("the file"), strerror(errno),
                       N_("Create the file at the path the step names, inside the lab's "
                          "workspace."));
         return NULL;
@@ -529,7 +529,7 @@ static json_t *grade_merge(const char *root)
     lab_outfile f = {0};
     gp_error ferr = {0};
     if (!path || lab_outfile_read(path, &f, &ferr) != 0) {
-        lab_condition(conds, "merge.exists", false, path ? path : root, "the file", ferr.text,
+        lab_condition(conds, "merge.exists", false, path ? path : root, _("the file"), ferr.text,
                       N_("Create the file at the path the step names, inside the lab's "
                          "workspace."));
         free(path);
@@ -892,7 +892,8 @@ static json_t *grade_script(const char *root, const char *gpuop_exe, gp_error *e
     char script[PATH_MAX];
     struct stat st;
     if (!rel || stat(rel, &st) != 0 || !realpath(rel, script)) {
-        lab_condition(conds, "script.exists", false, rel ? rel : root, "the file", strerror(errno),
+        lab_condition(conds, "script.exists", false, rel ? rel : root, _("the file"),
+                      strerror(errno),
                       N_("Create the file at the path the step names, inside the lab's "
                          "workspace."));
         free(rel);

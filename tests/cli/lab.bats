@@ -148,9 +148,22 @@ assert passed == [1, 2, 3, 4], passed'
     restore "$ROOT/out/slots.txt"
     [[ "$en" == *"expected: ISOLATION=none"* ]]
     # Hangul and kana, from the catalogues, and the same condition code.
-    echo "$ko" | grep -q '[가-힣]'
-    echo "$ja" | grep -q '[ぁ-んァ-ン]'
+    python3 -c 'import sys; assert any("\uac00" <= ch <= "\ud7a3" for ch in sys.argv[1]), sys.argv[1]' "$ko"
+    python3 -c 'import sys; assert any("\u3040" <= ch <= "\u30ff" for ch in sys.argv[1]), sys.argv[1]' "$ja"
+    # The step title and the hint come from the catalogues, not only the frame.
+    [ "$(echo "$ko" | head -1)" != "$(echo "$en" | head -1)" ]
+    [ "$(echo "$ja" | grep -c hint)" -eq 0 ]
     [[ "$ko" == *out.slots.isolation* && "$ja" == *out.slots.isolation* ]]
+    # The task texts and the status too.
+    for lang in ko_KR.UTF-8 ja_JP.UTF-8; do
+        run env LANG=$lang "$GPUOP" lab steps 5 --root "$ROOT"
+        [ "$status" -eq 0 ]
+        python3 -c 'import sys; assert sum(ord(ch) > 0x3000 for ch in sys.argv[1]) > 20, sys.argv[1]' "$output"
+        [[ "$output" == *cuda-probe* ]]
+        run env LANG=$lang "$GPUOP" lab status --root "$ROOT"
+        [ "$status" -eq 0 ]
+        python3 -c 'import sys; assert sum(ord(ch) > 0x3000 for ch in sys.argv[1]) > 20, sys.argv[1]' "$output"
+    done
 }
 
 @test "junit output is well-formed and counts the failures" {

@@ -194,7 +194,9 @@ assert d["d"] == {"type": "date-local", "value": "1979-05-27"}, d
         [ -f "$page" ]
         grep -q "^\.BR gpuop-$c (1)" "$GPUOP_SRC/docs/gpuop.1"
         run "$GPUOP" "$c" --help
-        for sub in $(printf '%s\n' "$output" | awk '/^Usage:/{print $4; next} /^       gpuop/{print $3}'); do
+        # Subcommands are lowercase words; options and PLACEHOLDERS are not.
+        for sub in $(printf '%s\n' "$output" | awk '/^Usage:/{print $4; next} /^       gpuop/{print $3}' |
+            grep -E '^[a-z][a-z-]*$'); do
             grep -q "^\.B gpuop $c $sub" "$page"
         done
     done
