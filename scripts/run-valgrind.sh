@@ -6,6 +6,7 @@ status=0
 for t in "$build"/tests/test_*; do
     [ -x "$t" ] || continue
     if LOCPATH="$build/locales" valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        --suppressions="$(dirname "$0")/valgrind.supp" \
         "$t" >/dev/null 2>"$t.valgrind.log"; then
         echo "valgrind: $(basename "$t") clean"
     else

@@ -782,7 +782,21 @@ static void run_script(const sandbox *sb, const char *script, bool executable, c
     snprintf(dump_env, sizeof dump_env, "GPUOP_STANDIN_DUMP=%s", dump);
     char *argv[24];
     size_t n = 0;
-    const char *fixed[] = {"env", "-i", "-C", sb->dir, path_env, home_env, dump_env, "LC_ALL=C"};
+    const char *fixed[] = {
+        "env",
+        "-i",
+        "-C",
+        sb->dir,
+        path_env,
+        home_env,
+        dump_env,
+        "LC_ALL=C",
+#if defined(__SANITIZE_ADDRESS__)
+        /* A sanitizer build's stand-in would fail at exit in the
+         * traced run: LeakSanitizer cannot work under ptrace. */
+        "ASAN_OPTIONS=detect_leaks=0",
+#endif
+    };
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         argv[n++] = (char *)fixed[i];
     if (traced) {

@@ -65,6 +65,23 @@ static kc_result ensure_namespace(kc_client *c, const char *name, gp_error *err)
     return r == KC_CONFLICT ? KC_OK : r;
 }
 
+/* cpu, memory and pods of a lab node's capacity and allocatable, as the
+ * params say; other resources (an advertised GPU) are left alone. */
+static kc_result reshape(kc_client *c, const lab_params *p, const char *name, gp_error *err)
+{
+    char path[128], cpu[16], memory[16], pods[16];
+    snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
+    snprintf(cpu, sizeof cpu, "%d", p->node_cpu);
+    snprintf(memory, sizeof memory, "%dGi", p->node_memory_gib);
+    snprintf(pods, sizeof pods, "%d", p->node_pods);
+    json_t *patch = json_pack("{s:{s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}}", "status", "capacity",
+                              "cpu", cpu, "memory", memory, "pods", pods, "allocatable", "cpu",
+                              cpu, "memory", memory, "pods", pods);
+    kc_result r = kc_patch(c, path, KC_PATCH_MERGE, patch, NULL, err);
+    json_decref(patch);
+    return r;
+}
+
 kc_result lab_cluster_prepare(kc_client *c, const lab_params *p, gp_error *err)
 {
     kc_result r = ensure_namespace(c, "gpu-operator", err);
@@ -78,7 +95,13 @@ kc_result lab_cluster_prepare(kc_client *c, const lab_params *p, gp_error *err)
         if (node) {
             bool ours = is_lab_node(node);
             json_decref(node);
-            if (ours) continue;
+            if (ours) {
+                /* A node left by another lab (another seed) takes this
+                 * lab's shape. */
+                r = reshape(c, p, NODE_NAMES[i], err);
+                if (r != KC_OK) return r;
+                continue;
+            }
             gp_error_set(err, NULL, 0, 0,
                          "node %s exists and was not created by the lab (no %s annotation); "
                          "the lab never takes over a node: use another cluster or remove it",
