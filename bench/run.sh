@@ -11,7 +11,8 @@
 #   HARNESS --peak FILE   a fresh process that reads and parses once: ru_maxrss
 # and prints the table (bench/report.py) on stdout; the same numbers go to
 # BUILD/bench/toml.json. Progress goes to stderr. Then it runs
-# bench/containerd_bench.sh and bench/apiserver_bench.sh.
+# bench/containerd_bench.sh, bench/apiserver_bench.sh,
+# bench/controllers_bench.sh and bench/analyzers_bench.sh.
 #
 # Environment: BENCH_RUNS (timed parses per file), TOML_TEST_DIR (default:
 # ../shared/toml-test next to the project), CC, CXX, PYTHON.
@@ -142,4 +143,5 @@ echo "bench: results in $out/toml.json" >&2
 "$root/bench/containerd_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 "$root/bench/apiserver_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 "$root/bench/controllers_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
+"$root/bench/analyzers_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 exit "$status"

@@ -92,6 +92,40 @@ void an_event_read(const json_t *event, an_event_view *v)
         first_of(series, first_of(an_str(event, "eventTime"), an_str(event, "firstTimestamp"))));
 }
 
+const char *const an_pod_fields[] = {
+    "kind",
+    "apiVersion",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "metadata.labels",
+    "metadata.ownerReferences",
+    "metadata.deletionTimestamp",
+    "metadata.creationTimestamp",
+    "metadata.generation",
+    "spec.nodeName",
+    "spec.containers.name",
+    "spec.containers.image",
+    "spec.containers.resources",
+    "spec.containers.restartPolicy",
+    "spec.containers.ports",
+    "spec.initContainers.name",
+    "spec.initContainers.image",
+    "spec.initContainers.resources",
+    "spec.initContainers.restartPolicy",
+    "spec.overhead",
+    "spec.runtimeClassName",
+    "spec.affinity",
+    "spec.nodeSelector",
+    "spec.tolerations",
+    "spec.schedulerName",
+    "spec.schedulingGates",
+    "spec.priority",
+    "spec.restartPolicy",
+    "status",
+    NULL,
+};
+
 /* ---- pod requests ---- */
 
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kq_quantity *out,

@@ -59,6 +59,12 @@ char *an_nodes_render(const json_t *report, an_format fmt);
 
 /* ---- shared by the analyzers (nodes, why-pending, rollout) ---- */
 
+/* Every field of a Pod that the analyzers read (dotted paths, arrays
+ * transparent; NULL-terminated): a client that lists pods for them may
+ * build only these (client/list_stream.h). A test checks that reports from
+ * pods pruned to this list equal reports from whole pods. */
+extern const char *const an_pod_fields[];
+
 /* resourcehelper.PodRequests for the resources `names` (n of them): the sum
  * over containers, maxed with init containers (sidecars, restartPolicy
  * Always, add to both), plus spec.overhead. out[i] is names[i]'s request,

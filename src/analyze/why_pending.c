@@ -20,6 +20,7 @@ typedef struct node_rec {
     char ready[16];
     char *capacity, *allocatable; /* of the main resource, as written; NULL = absent */
     json_t *handlers;             /* status.runtimeHandlers names, NULL = field absent */
+    long gpu_count;               /* GFD's nvidia.com/gpu.count label, 0 when absent */
 } node_rec;
 
 typedef struct plugin_pod {
@@ -161,6 +162,8 @@ void an_why_pending_add_node(an_why_pending *b, const json_t *node)
     e->seen = true;
     snprintf(r->ready, sizeof r->ready, "%s", an_condition_status(node, "Ready"));
     const json_t *status = json_object_get(node, "status");
+    const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+    r->gpu_count = strtol(an_str(labels, "nvidia.com/gpu.count"), NULL, 10);
     if (b->resource) {
         r->capacity = list_text(json_object_get(status, "capacity"), b->resource);
         r->allocatable = list_text(json_object_get(status, "allocatable"), b->resource);
@@ -492,6 +495,9 @@ static const char *next_format(const char *code, bool translate)
         {"admission", N_("on node %s: kubelet log lines 'Allocate failed', 'cannot allocate "
                          "unregistered device'")},
         {"none", N_("the pod is scheduled on %s: nothing blocks it at these layers")},
+        {"gpus-lost", N_("node %s has GPUs by its nvidia.com/gpu.count label but advertises "
+                         "none: its device plugin registered and is gone; read its kubelet "
+                         "log and its device plugin pod first")},
     };
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (strcmp(f[i].code, code) == 0) return translate ? _(f[i].format) : f[i].format;
@@ -551,10 +557,30 @@ static const char *decide_scheduled(ctx *c, const char *node, json_t *steps, cha
     return "none";
 }
 
+/* Nodes whose GPU Feature Discovery labels count GPUs that the node does not
+ * advertise (0 or absent): capacity lost between the driver and the
+ * scheduler, the first place to look whatever the scheduler said. Returns
+ * the first such node, or NULL. */
+static const char *lost_gpus(ctx *c, json_t *steps)
+{
+    const an_why_pending *b = c->b;
+    const char *first = NULL;
+    if (!b->resource || strcmp(b->resource, "nvidia.com/gpu") != 0) return NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        const node_rec *r = c->nodes[i]->user;
+        if (!c->nodes[i]->seen || !r || r->gpu_count <= 0) continue;
+        if (r->allocatable && strtol(r->allocatable, NULL, 10) > 0) continue;
+        next(steps, "gpus-lost", c->nodes[i]->name);
+        if (!first) first = c->nodes[i]->name;
+    }
+    return first;
+}
+
 static const char *decide_unscheduled(ctx *c, size_t advertising, json_t *steps, char *why,
                                       size_t size)
 {
     an_why_pending *b = c->b;
+    const char *lost = lost_gpus(c, steps);
     const char *blocker = an_str(json_object_get(c->report, "scheduler"), "blocker");
     if (!b->resource || advertising > 0) {
         snprintf(why, size, "%s", blocker);
@@ -579,7 +605,7 @@ static const char *decide_unscheduled(ctx *c, size_t advertising, json_t *steps,
              b->nplugins ? "device plugin pods run, but no node advertises %s"
                          : "no node advertises %s and no device plugin pod was found",
              b->resource);
-    const char *node = c->n ? c->nodes[0]->name : "<node>";
+    const char *node = lost ? lost : c->n ? c->nodes[0]->name : "<node>";
     next(steps, "kubelet-log", node);
     if (b->nplugins) next(steps, "plugin-log", b->plugins[0].ref);
     if (b->nplugins) next(steps, "socket-mount", b->plugins[0].ref);

@@ -69,7 +69,7 @@ int cmd_nodes(int argc, char **argv)
     gp_error err = {0};
     an_nodes *b = an_nodes_new(resource, &err);
     kc_result r = b ? kc_list(c, "/api/v1/nodes", 0, add_node, b, &err) : KC_API_ERROR;
-    if (r == KC_OK) r = kc_list(c, "/api/v1/pods", 0, add_pod, b, &err);
+    if (r == KC_OK) r = kube_cli_list_pods(c, add_pod, b, &err);
     kc_client_free(c);
     if (r != KC_OK) {
         an_nodes_free(b);

@@ -55,7 +55,7 @@ static kc_result feed(kc_client *c, an_rollout *b, const char *ens, gp_error *er
     snprintf(events, sizeof events, "/api/v1/namespaces/%s/events", ens);
     kc_result r = kc_list(c, revisions, 0, add_revision, b, err);
     if (r == KC_OK) r = kc_list(c, "/api/v1/nodes", 0, add_node, b, err);
-    if (r == KC_OK) r = kc_list(c, "/api/v1/pods", 0, add_pod, b, err);
+    if (r == KC_OK) r = kube_cli_list_pods(c, add_pod, b, err);
     if (r == KC_OK) r = kc_list(c, events, 0, add_event, b, err);
     return r;
 }

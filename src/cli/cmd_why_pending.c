@@ -59,7 +59,7 @@ static kc_result feed(kc_client *c, an_why_pending *b, const char *ns, gp_error 
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/events", ens);
     free(ens);
     kc_result r = kc_list(c, "/api/v1/nodes", 0, add_node, b, err);
-    if (r == KC_OK) r = kc_list(c, "/api/v1/pods", 0, add_pod, b, err);
+    if (r == KC_OK) r = kube_cli_list_pods(c, add_pod, b, err);
     if (r == KC_OK) r = kc_list(c, path, 0, add_event, b, err);
     if (r == KC_OK)
         r = kc_list(c, "/apis/node.k8s.io/v1/runtimeclasses", 0, add_runtimeclass, b, err);

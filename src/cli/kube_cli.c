@@ -8,6 +8,8 @@
 #include "cli/cli.h"
 #include "cli/kube_cli.h"
 
+#include "analyze/nodes.h"
+
 int kube_cli_option(int argc, char **argv, int *i, kc_options *o)
 {
     const char *arg = argv[*i];
@@ -109,4 +111,16 @@ int kube_cli_print_report(const json_t *report, an_format fmt,
     if (fmt == AN_JSON || (*text && text[strlen(text) - 1] != '\n')) putchar('\n');
     free(text);
     return EXIT_HOLDS;
+}
+
+kc_result kube_cli_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *err)
+{
+    kc_fields *keep = kc_fields_new(an_pod_fields);
+    if (!keep) {
+        gp_error_set(err, NULL, 0, 0, "out of memory");
+        return KC_BAD_RESPONSE;
+    }
+    kc_result r = kc_list_fields(c, "/api/v1/pods", 0, keep, each, ud, err);
+    kc_fields_free(keep);
+    return r;
 }

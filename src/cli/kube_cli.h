@@ -25,6 +25,11 @@ int kube_cli_fail(kc_result r, const gp_error *err);
 
 void kube_cli_options_help(FILE *out);
 
+/* Every pod of the cluster, page by page, each built with only the fields
+ * the analyzers read (an_pod_fields): what a 150,000-pod list costs is
+ * mostly the fields nobody reads. */
+kc_result kube_cli_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *err);
+
 /* "text", "json" and (when has_lab) "lab" -> *out; -1 for anything else. */
 int kube_cli_format(const char *name, bool has_lab, an_format *out);
 

@@ -564,19 +564,6 @@ kc_result kc_delete(kc_client *c, const char *path, const char *propagation, gp_
 
 /* ---- lists ------------------------------------------------------------------ */
 
-/* Items of a typed list carry no kind or apiVersion; kubectl fills them in
- * from the list's ("ConfigMapList" -> "ConfigMap") before it prints an item,
- * and so do we, so an item reads like a GET of it. */
-static void fill_item_type(json_t *item, const char *list_kind, const char *api_version)
-{
-    if (!json_is_object(item)) return;
-    if (api_version && !json_object_get(item, "apiVersion"))
-        json_object_set_new(item, "apiVersion", json_string(api_version));
-    size_t n = list_kind ? strlen(list_kind) : 0;
-    if (n > 4 && strcmp(list_kind + n - 4, "List") == 0 && !json_object_get(item, "kind"))
-        json_object_set_new(item, "kind", json_stringn(list_kind, n - 4));
-}
-
 static char *page_path(const char *path, long limit, const char *cont)
 {
     const char *sep = strchr(path, '?') ? "&" : "?";
@@ -587,46 +574,92 @@ static char *page_path(const char *path, long limit, const char *cont)
     return p;
 }
 
-kc_result kc_list(kc_client *c, const char *path, long limit, kc_item_fn each, void *ud,
-                  gp_error *err)
+/* Where a page's bytes go: into the list parser while the answer is a
+ * success, else into a buffer for the Status. */
+typedef struct page_sink {
+    CURL *curl;
+    kc_list_parser *parser;
+    buffer error_body;
+    int parse; /* 0 fine, 1 stopped by the callback, -1 not a list */
+    gp_error parse_err;
+} page_sink;
+
+static size_t write_page(char *data, size_t size, size_t n, void *ud)
+{
+    page_sink *s = ud;
+    long code = 0;
+    curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+    if (code < 200 || code >= 300)
+        return buffer_add(&s->error_body, data, size * n) == 0 ? size * n : 0;
+    if (s->parse != 0) return 0;
+    s->parse = kc_list_parser_feed(s->parser, data, size * n, &s->parse_err);
+    return s->parse == 0 ? size * n : 0;
+}
+
+/* One page: its items to `each`, *cont to the next page's token. */
+static kc_result list_page(kc_client *c, const char *list_path, const char *page,
+                           const kc_fields *keep, kc_item_fn each, void *ud, char **cont,
+                           gp_error *err)
+{
+    *cont = NULL;
+    page_sink sink = {c->curl, kc_list_parser_new(keep, each, ud), {0}, 0, {0}};
+    if (!sink.parser) {
+        gp_error_set(err, NULL, 0, 0, "out of memory");
+        return KC_BAD_RESPONSE;
+    }
+    request r = {"GET", page, NULL, NULL, 0, request_timeout(c), write_page, &sink};
+    struct curl_slist *headers = NULL;
+    CURLcode rc = perform(c, &r, &headers);
+    curl_slist_free_all(headers);
+    kc_result res = KC_OK;
+    if (sink.parse == 1) {
+        res = KC_API_ERROR; /* the callback said stop; err is its business */
+    } else if (sink.parse < 0) {
+        gp_error_set(err, NULL, 0, 0, "GET %s: %s", list_path, sink.parse_err.text);
+        res = KC_BAD_RESPONSE;
+    } else if (rc != CURLE_OK) {
+        res = unreachable(c, rc, err);
+    } else if (c->last_code >= 400 || c->last_code < 200) {
+        res = status_error(c, "GET", &sink.error_body, err);
+    } else if (kc_list_parser_finish(sink.parser, cont, &sink.parse_err) != 0) {
+        gp_error_set(err, NULL, 0, 0, "GET %s: %s", list_path, sink.parse_err.text);
+        res = KC_BAD_RESPONSE;
+    } else if (!kc_list_parser_saw_items(sink.parser)) {
+        gp_error_set(err, NULL, 0, 0, "GET %s: the answer is not a list (no \"items\")", list_path);
+        res = KC_BAD_RESPONSE;
+    }
+    if (res != KC_OK) {
+        free(*cont);
+        *cont = NULL;
+    }
+    buffer_free(&sink.error_body);
+    kc_list_parser_free(sink.parser);
+    return res;
+}
+
+kc_result kc_list_fields(kc_client *c, const char *path, long limit, const kc_fields *keep,
+                         kc_item_fn each, void *ud, gp_error *err)
 {
     char *cont = NULL;
     do {
-        char *p = page_path(path, limit > 0 ? limit : DEFAULT_PAGE, cont);
+        char *page = page_path(path, limit > 0 ? limit : DEFAULT_PAGE, cont);
         free(cont);
         cont = NULL;
-        if (!p) {
+        if (!page) {
             gp_error_set(err, NULL, 0, 0, "out of memory");
             return KC_BAD_RESPONSE;
         }
-        json_t *page = NULL;
-        kc_result r = kc_get(c, p, &page, err);
-        free(p);
+        kc_result r = list_page(c, path, page, keep, each, ud, &cont, err);
+        free(page);
         if (r != KC_OK) return r;
-        json_t *items = json_object_get(page, "items");
-        if (!json_is_array(items) && !json_is_null(items)) {
-            gp_error_set(err, NULL, 0, 0, "GET %s: the answer is not a list (no \"items\")", path);
-            json_decref(page);
-            return KC_BAD_RESPONSE;
-        }
-        const char *kind = json_string_value(json_object_get(page, "kind"));
-        const char *api_version = json_string_value(json_object_get(page, "apiVersion"));
-        size_t i;
-        json_t *item;
-        json_array_foreach(items, i, item)
-        {
-            fill_item_type(item, kind, api_version);
-            if (each(item, ud) != 0) {
-                json_decref(page);
-                return KC_API_ERROR;
-            }
-        }
-        const char *next =
-            json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
-        if (next && next[0]) cont = strdup(next);
-        json_decref(page);
     } while (cont);
     return KC_OK;
+}
+
+kc_result kc_list(kc_client *c, const char *path, long limit, kc_item_fn each, void *ud,
+                  gp_error *err)
+{
+    return kc_list_fields(c, path, limit, NULL, each, ud, err);
 }
 
 static int append_item(json_t *item, void *ud)

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "client/kubeconfig.h"
+#include "client/list_stream.h"
 #include "util/error.h"
 
 typedef enum kc_result {
@@ -64,6 +65,10 @@ kc_result kc_get(kc_client *c, const char *path, json_t **out, gp_error *err);
 typedef int (*kc_item_fn)(json_t *item, void *ud);
 kc_result kc_list(kc_client *c, const char *path, long limit, kc_item_fn each, void *ud,
                   gp_error *err);
+/* As kc_list, each item built with only the `keep` fields (NULL: all);
+ * see client/list_stream.h. Pages are parsed as their bytes arrive. */
+kc_result kc_list_fields(kc_client *c, const char *path, long limit, const kc_fields *keep,
+                         kc_item_fn each, void *ud, gp_error *err);
 /* The whole list as one array (convenience for small lists). */
 kc_result kc_list_all(kc_client *c, const char *path, json_t **items, gp_error *err);
 

@@ -403,8 +403,17 @@ static void list_objects(gc_api *api, const gc_request *req, const gc_path *p, g
     gc_blob **blobs = malloc((n ? n : 1) * sizeof *blobs);
     char *next = NULL;
     const char *last_key = NULL;
-    for (size_t i = 0; blobs && i < n; i++) {
-        if (after && strcmp(all[i]->key, after) <= 0) continue;
+    /* The listing is sorted by key: a page starts after a binary search,
+     * so reading a list of N objects in pages costs N log N, not N^2. */
+    size_t start = 0;
+    for (size_t hi = n; after && start < hi;) {
+        size_t mid = start + (hi - start) / 2;
+        if (strcmp(all[mid]->key, after) <= 0)
+            start = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = start; blobs && i < n; i++) {
         if (!gc_api_matches(all[i]->index, ls, fs)) continue;
         if (limit > 0 && kept == (size_t)limit) {
             size_t size = strlen(last_key) + 32;

@@ -269,6 +269,35 @@ static void test_advertised_but_full(void **state)
     json_decref(r);
 }
 
+/* The cluster is full, and a node whose GFD labels count 8 GPUs advertises
+ * 0 (gpu-node-facts.md 5: the plugin registered and is gone): that lost
+ * capacity is the first thing to look at, before the full nodes. */
+static void test_lost_gpus_come_first(void **state)
+{
+    (void)state;
+    json_t *r = generated(
+        GPU_POD,
+        "[{'kind':'Node','metadata':{'name':'g0','labels':{'nvidia.com/gpu.count':'4'}},"
+        "'status':{'allocatable':{'nvidia.com/gpu':'4'}}},"
+        "{'kind':'Node','metadata':{'name':'g1','labels':{'nvidia.com/gpu.count':'8'}},"
+        "'status':{'capacity':{'nvidia.com/gpu':'0'},'allocatable':{'nvidia.com/gpu':'0'}}},"
+        "{'kind':'Node','metadata':{'name':'cpu0'},'status':{}},"
+        "{'kind':'Pod','metadata':{'name':'other','namespace':'ml'},'spec':{'nodeName':'g0',"
+        "'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'4'}}}]},"
+        "'status':{'phase':'Running'}}]");
+    assert_string_equal(str(r, "layer"), "scheduler");
+    const json_t *first = json_array_get(json_object_get(r, "next"), 0);
+    assert_string_equal(str(first, "code"), "gpus-lost");
+    assert_string_equal(str(first, "target"), "g1");
+    /* Only g1: g0 advertises what it counts, cpu0 has no GPU labels. */
+    size_t lost = 0, i;
+    const json_t *x;
+    json_array_foreach(json_object_get(r, "next"), i, x) lost +=
+        strcmp(str(x, "code"), "gpus-lost") == 0;
+    assert_int_equal(lost, 1);
+    json_decref(r);
+}
+
 static void test_not_a_pod(void **state)
 {
     (void)state;
@@ -282,10 +311,15 @@ static void test_not_a_pod(void **state)
 int main(void)
 {
     static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lab_step5),         cmocka_unit_test(test_lab_step6_scheduled),
-        cmocka_unit_test(test_incident_gpu_pod),  cmocka_unit_test(test_incident_scheduled_pod),
-        cmocka_unit_test(test_plugin_crash_loop), cmocka_unit_test(test_plugin_init_by_label),
-        cmocka_unit_test(test_kubelet_admission), cmocka_unit_test(test_advertised_but_full),
+        cmocka_unit_test(test_lab_step5),
+        cmocka_unit_test(test_lab_step6_scheduled),
+        cmocka_unit_test(test_incident_gpu_pod),
+        cmocka_unit_test(test_incident_scheduled_pod),
+        cmocka_unit_test(test_plugin_crash_loop),
+        cmocka_unit_test(test_plugin_init_by_label),
+        cmocka_unit_test(test_kubelet_admission),
+        cmocka_unit_test(test_advertised_but_full),
+        cmocka_unit_test(test_lost_gpus_come_first),
         cmocka_unit_test(test_not_a_pod),
     };
     return cmocka_run_group_tests_name("analyze_why_pending", tests, NULL, NULL);

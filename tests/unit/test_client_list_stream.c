@@ -1,0 +1,286 @@
+/* The streaming list parser (client/list_stream.c): items as jansson reads
+ * them, whatever the chunking; the list's continue token and item types;
+ * stopping; errors; and pruning that changes no analyzer's report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyze/nodes.h"
+#include "analyze/rollout.h"
+#include "analyze/why_pending.h"
+#include "client/list_stream.h"
+#include "json_assert.h"
+
+static int collect(json_t *item, void *ud)
+{
+    return json_array_append(ud, item);
+}
+
+/* Feeds `text` in chunks of `chunk` bytes; returns the items. */
+static json_t *parse_in_chunks(const char *text, size_t chunk, const kc_fields *keep, char **cont)
+{
+    json_t *items = json_array();
+    kc_list_parser *p = kc_list_parser_new(keep, collect, items);
+    assert_non_null(p);
+    gp_error err = {0};
+    size_t len = strlen(text);
+    for (size_t at = 0; at < len; at += chunk) {
+        size_t n = len - at < chunk ? len - at : chunk;
+        assert_int_equal(kc_list_parser_feed(p, text + at, n, &err), 0);
+    }
+    assert_int_equal(kc_list_parser_finish(p, cont, &err), 0);
+    assert_true(kc_list_parser_saw_items(p));
+    kc_list_parser_free(p);
+    return items;
+}
+
+static const char *LIST =
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"9\","
+    "\"continue\":\"9:ns/b\"},\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\","
+    "\"annotations\":{\"x\":\"y\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"env\":[{\"name\":"
+    "\"E\",\"value\":\"\\u00e9\\n\"}],\"resources\":{\"requests\":{\"cpu\":\"1\"}}},{\"name\":"
+    "\"d\"}],\"priority\":-5,\"x\":[1.5e3,12345678901234567890,true,null,[],{}]}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"}}]}";
+
+/* Whole items are what jansson makes of them, with the list's item type,
+ * for every chunk size (a token split anywhere). */
+static void test_whole_items_any_chunking(void **state)
+{
+    (void)state;
+    /* jansson refuses an integer beyond int64; the parser reads it as a
+     * real (as Go's encoding/json does): the expectation spells it so. */
+    const char *big = strstr(LIST, "12345678901234567890");
+    char text[2048];
+    snprintf(text, sizeof text, "%.*s1.2345678901234567e19%s", (int)(big - LIST), LIST,
+             big + strlen("12345678901234567890"));
+    json_t *want = json_loads(text, 0, NULL);
+    assert_non_null(want);
+    json_t *want_items = json_object_get(want, "items");
+    json_object_set_new(json_array_get(want_items, 0), "kind", json_string("Pod"));
+    json_object_set_new(json_array_get(want_items, 0), "apiVersion", json_string("v1"));
+    json_object_set_new(json_array_get(want_items, 1), "apiVersion", json_string("v1"));
+    for (size_t chunk = 1; chunk <= strlen(LIST); chunk += chunk < 16 ? 1 : 37) {
+        char *cont = NULL;
+        json_t *items = parse_in_chunks(LIST, chunk, NULL, &cont);
+        assert_json_equal(items, want_items);
+        assert_string_equal(cont, "9:ns/b");
+        free(cont);
+        json_decref(items);
+    }
+    json_decref(want);
+}
+
+/* A path keeps its subtree; list elements on the way stay, empty if need
+ * be, so counts and positions hold. */
+static void test_pruning(void **state)
+{
+    (void)state;
+    const char *paths[] = {"metadata.name", "spec.containers.resources", NULL};
+    kc_fields *keep = kc_fields_new(paths);
+    char *cont = NULL;
+    json_t *items = parse_in_chunks(LIST, 7, keep, &cont);
+    json_t *want = sq_load("[{'metadata':{'name':'a'},'spec':{'containers':[{'resources':{"
+                           "'requests':{'cpu':'1'}}},{}]},'kind':'Pod','apiVersion':'v1'},"
+                           "{'metadata':{'name':'b'},'kind':'Pod','apiVersion':'v1'}]");
+    assert_json_equal(items, want);
+    free(cont);
+    json_decref(items);
+    json_decref(want);
+    kc_fields_free(keep);
+}
+
+static int stop_after_one(json_t *item, void *ud)
+{
+    (void)item;
+    return ++*(int *)ud >= 1;
+}
+
+static void test_stop_and_errors(void **state)
+{
+    (void)state;
+    int seen = 0;
+    kc_list_parser *p = kc_list_parser_new(NULL, stop_after_one, &seen);
+    gp_error err = {0};
+    assert_int_equal(kc_list_parser_feed(p, LIST, strlen(LIST), &err), 1);
+    assert_int_equal(seen, 1);
+    kc_list_parser_free(p);
+
+    p = kc_list_parser_new(NULL, collect, NULL);
+    const char *bad = "{\"items\":[{\"a\":1,}]}";
+    assert_int_equal(kc_list_parser_feed(p, bad, strlen(bad), &err), -1);
+    assert_non_null(strstr(err.text, "not JSON"));
+    kc_list_parser_free(p);
+
+    /* Cut short: the end says so. */
+    json_t *items = json_array();
+    p = kc_list_parser_new(NULL, collect, items);
+    assert_int_equal(kc_list_parser_feed(p, LIST, 40, &err), 0);
+    char *cont = NULL;
+    assert_int_equal(kc_list_parser_finish(p, &cont, &err), -1);
+    assert_null(cont);
+    kc_list_parser_free(p);
+    json_decref(items);
+
+    /* Not a list: no items array. */
+    p = kc_list_parser_new(NULL, collect, NULL);
+    const char *status = "{\"kind\":\"Status\",\"code\":404}";
+    assert_int_equal(kc_list_parser_feed(p, status, strlen(status), &err), 0);
+    assert_int_equal(kc_list_parser_finish(p, &cont, &err), 0);
+    assert_false(kc_list_parser_saw_items(p));
+    kc_list_parser_free(p);
+}
+
+/* ---- pruning changes no report ---- */
+
+static json_t *load_items(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/analyze/%s", TEST_DATA_DIR, name);
+    json_t *list = json_load_file(path, 0, NULL);
+    assert_non_null(list);
+    json_t *items = json_incref(json_object_get(list, "items"));
+    json_decref(list);
+    return items;
+}
+
+static const char *kind_of(const json_t *o)
+{
+    return json_string_value(json_object_get(o, "kind"));
+}
+
+/* Each pod pruned to an_pod_fields, everything else as it was. */
+static json_t *pruned(const json_t *items)
+{
+    kc_fields *keep = kc_fields_new(an_pod_fields);
+    json_t *out = json_array();
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        if (strcmp(kind_of(it), "Pod") == 0) {
+            json_t *p = kc_fields_prune(keep, it);
+            assert_non_null(p);
+            assert_true(json_object_size(p) <= json_object_size(it));
+            json_array_append_new(out, p);
+        } else {
+            json_array_append(out, it);
+        }
+    }
+    kc_fields_free(keep);
+    return out;
+}
+
+static json_t *nodes_report(const json_t *items)
+{
+    gp_error err;
+    an_nodes *b = an_nodes_new(NULL, &err);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        if (strcmp(kind_of(it), "Node") == 0) an_nodes_add_node(b, it);
+        if (strcmp(kind_of(it), "Pod") == 0) an_nodes_add_pod(b, it);
+    }
+    json_t *r = an_nodes_finish(b, &err);
+    an_nodes_free(b);
+    return r;
+}
+
+static json_t *why_report(const json_t *items, const json_t *pod)
+{
+    gp_error err;
+    an_why_pending *b = an_why_pending_new(pod, &err);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const char *k = kind_of(it);
+        if (strcmp(k, "Node") == 0) an_why_pending_add_node(b, it);
+        if (strcmp(k, "Pod") == 0) an_why_pending_add_pod(b, it);
+        if (strcmp(k, "Event") == 0) an_why_pending_add_event(b, it);
+        if (strcmp(k, "RuntimeClass") == 0) an_why_pending_add_runtimeclass(b, it);
+    }
+    json_t *r = an_why_pending_finish(b, &err);
+    an_why_pending_free(b);
+    return r;
+}
+
+static json_t *rollout_report(const json_t *items, const json_t *ds)
+{
+    gp_error err;
+    an_rollout *b = an_rollout_new(ds, &err);
+    an_rollout_set_now(b, 1900000000);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const char *k = kind_of(it);
+        if (strcmp(k, "Node") == 0) an_rollout_add_node(b, it);
+        if (strcmp(k, "Pod") == 0) an_rollout_add_pod(b, it);
+        if (strcmp(k, "Event") == 0) an_rollout_add_event(b, it);
+        if (strcmp(k, "ControllerRevision") == 0) an_rollout_add_revision(b, it);
+    }
+    json_t *r = an_rollout_finish(b, &err);
+    an_rollout_free(b);
+    return r;
+}
+
+/* Every pod of every recorded snapshot through every analyzer that takes
+ * it: the reports from pruned pods equal those from whole pods. */
+static void test_pruned_pods_same_reports(void **state)
+{
+    (void)state;
+    const char *files[] = {"lab-step5.json", "lab-step6.json", "lab-step8.json",
+                           "incident-runtime-missing.json"};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        json_t *whole = load_items(files[f]), *small = pruned(whole);
+        json_t *a = nodes_report(whole), *b = nodes_report(small);
+        assert_json_equal(a, b);
+        json_decref(a);
+        json_decref(b);
+        size_t i;
+        json_t *it;
+        size_t whys = 0, rollouts = 0;
+        json_array_foreach(whole, i, it)
+        {
+            if (strcmp(kind_of(it), "Pod") == 0) {
+                /* the pod itself comes whole: the command GETs it */
+                a = why_report(whole, it);
+                b = why_report(small, it);
+                assert_json_equal(a, b);
+                json_decref(a);
+                json_decref(b);
+                whys++;
+            }
+            if (strcmp(kind_of(it), "DaemonSet") == 0) {
+                a = rollout_report(whole, it);
+                b = rollout_report(small, it);
+                assert_json_equal(a, b);
+                json_decref(a);
+                json_decref(b);
+                rollouts++;
+            }
+        }
+        assert_true(whys > 0);
+        if (strstr(files[f], "step8")) assert_true(rollouts > 0);
+        json_decref(whole);
+        json_decref(small);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_whole_items_any_chunking),
+        cmocka_unit_test(test_pruning),
+        cmocka_unit_test(test_stop_and_errors),
+        cmocka_unit_test(test_pruned_pods_same_reports),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
