@@ -146,9 +146,12 @@ static bool past(const struct timespec *t)
 
 static struct timespec after_seconds(long long s)
 {
+    /* timeoutSeconds is the client's int64: a year is "never" for a watch,
+     * and keeps the deadline's arithmetic from overflowing. */
+    const long long year = 365LL * 24 * 3600;
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += (time_t)s;
+    t.tv_sec += (time_t)(s > year ? year : s);
     return t;
 }
 
