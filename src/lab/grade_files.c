@@ -664,7 +664,7 @@ static void check_static(json_t *conds, const char *path, const script_text *s)
     bool calls = script_find(s, RE_DUMP_CALL, &line, &col);
     where_at(where, sizeof where, path, line, col);
     lab_condition(conds, "script.calls_dump", calls, where, "containerd config dump",
-                  calls ? script_line_text(s, line) : "no `containerd config dump` call",
+                  calls ? script_line_text(s, line) : _("no `containerd config dump` call"),
                   N_("Ask containerd what it loads: `containerd config dump` prints the "
                      "configuration the binary itself reads, imports included."));
 
@@ -673,15 +673,15 @@ static void check_static(json_t *conds, const char *path, const script_text *s)
     snprintf(observed, sizeof observed, "%s",
              absolute ? script_line_text(s, line)
              : calls  ? "called by bare name"
-                      : "no `containerd config dump` call");
+                      : _("no `containerd config dump` call"));
     lab_condition(conds, "script.bare_name", calls && !absolute, where,
-                  "containerd found through PATH", observed,
+                  _("containerd found through PATH"), observed,
                   N_("Call containerd by its bare name so that PATH decides which binary "
                      "answers, on every node and under the grader's stand-in."));
 
     bool reads = script_find(s, RE_CONFIG_FILE, &line, &col);
     where_at(where, sizeof where, path, reads ? line : 0, reads ? col : 0);
-    lab_condition(conds, "script.no_config_read", !reads, where, "no config file path",
+    lab_condition(conds, "script.no_config_read", !reads, where, _("no config file path"),
                   reads ? script_line_text(s, line) : "none",
                   N_("A file that defines a handler proves nothing about what containerd "
                      "loaded: take the answer from the dump alone."));
@@ -880,21 +880,21 @@ static void check_runs(json_t *conds, const char *script, bool executable, const
     run_script(sb, script, executable, sb->dump_incident, false, &without);
 
     lab_condition(conds, "script.with_nvidia", with.r == GP_SPAWN_OK && with.status == 0, script,
-                  "exit 0 when the dump has the nvidia handler", with.text,
+                  _("exit 0 when the dump has the nvidia handler"), with.text,
                   N_("When the dump has the nvidia handler the script must exit 0: look for "
                      "containerd.runtimes.nvidia in what containerd config dump prints."));
     lab_condition(conds, "script.without_nvidia", without.r == GP_SPAWN_OK && without.status == 1,
-                  script, "exit 1 when the dump has no nvidia handler", without.text,
+                  script, _("exit 1 when the dump has no nvidia handler"), without.text,
                   N_("When the dump has no nvidia handler the script must exit 1: a check whose "
                      "answer never changes checks nothing."));
     if (!traced) return;
     char observed[PATH_MAX + 64];
     if (bad)
-        snprintf(observed, sizeof observed, "opened %s (%zu config file opens)", first, bad);
+        snprintf(observed, sizeof observed, _("opened %s (%zu config file opens)"), first, bad);
     else
-        snprintf(observed, sizeof observed, "no config file opened");
+        snprintf(observed, sizeof observed, "%s", _("no config file opened"));
     lab_condition(conds, "script.traced_opens", bad == 0, script,
-                  "no containerd config file opened (strace)", observed,
+                  _("no containerd config file opened (strace)"), observed,
                   N_("Traced, the script opened a containerd config file: whatever a file says, "
                      "only the dump tells what containerd loads."));
 }
@@ -922,7 +922,7 @@ static json_t *grade_script(const char *root, const char *gpuop_exe, gp_error *e
     bool executable = S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR);
     char mode[32];
     snprintf(mode, sizeof mode, "mode %04o", (unsigned)(st.st_mode & 07777));
-    lab_condition(conds, "script.executable", executable, script, "executable (chmod +x)", mode,
+    lab_condition(conds, "script.executable", executable, script, _("executable (chmod +x)"), mode,
                   N_("A boot check or a CI gate runs the script as a program: it needs the "
                      "executable bit."));
     script_text s;
