@@ -20,6 +20,10 @@ typedef struct gc_reply {
  * content_type NULL means application/json; body NULL for none. */
 gc_reply gc_client_call(gc_api *api, const char *method, const char *path, const char *query,
                         const char *content_type, const json_t *body);
+/* The same request when only its HTTP status matters: the answer is not
+ * parsed (a controller's writes are most of a busy cluster's requests). */
+unsigned gc_client_send(gc_api *api, const char *method, const char *path, const char *query,
+                        const char *content_type, const json_t *body);
 void gc_reply_free(gc_reply *r);
 
 /* The Status message of a failed reply, or "" (valid until the reply is freed). */

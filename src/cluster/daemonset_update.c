@@ -437,10 +437,10 @@ static int update_surge(gcd_ctx *c, long long max_surge, long long desired)
     size_t n = c->nslots ? c->nslots : 1;
     const char **buf = calloc(4 * n, sizeof *buf);
     if (!buf) return -1;
-    surge_state st = {.del = {buf},
-                      .create = {buf + n},
-                      .should_not_run = {buf + 2 * n},
-                      .candidates = {buf + 3 * n}};
+    surge_state st = {.del = {buf, 0},
+                      .create = {buf + n, 0},
+                      .should_not_run = {buf + 2 * n, 0},
+                      .candidates = {buf + 3 * n, 0}};
     for (size_t i = 0; i < c->nslots; i++) {
         if (!in_update_map(&c->slots[i]) || surge_node(c, &c->slots[i], max_surge, &st) == 0)
             continue;

@@ -52,7 +52,7 @@ struct gc_store {
     bool shutting_down;
     uint64_t rv;
     sqlite3 *db;
-    sqlite3_stmt *upsert, *remove, *set_rv;
+    sqlite3_stmt *upsert, *remove, *set_rv, *begin, *commit;
     const gc_resource *resources;
     size_t resource_count;
     object_table *tables; /* one per resource, same order as gc_resources() */
@@ -400,7 +400,9 @@ static int open_db(gc_store *s, const char *path, gp_error *err)
         sqlite3_prepare_v2(s->db, "DELETE FROM objects WHERE resource=?1 AND key=?2", -1,
                            &s->remove, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('rv', ?1)", -1,
-                           &s->set_rv, NULL) != SQLITE_OK)
+                           &s->set_rv, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "BEGIN", -1, &s->begin, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "COMMIT", -1, &s->commit, NULL) != SQLITE_OK)
         return fail_sql(s, err, "preparing statements");
     return load_all(s, err);
 }
@@ -464,6 +466,8 @@ void gc_store_close(gc_store *s)
         sqlite3_finalize(s->upsert);
         sqlite3_finalize(s->remove);
         sqlite3_finalize(s->set_rv);
+        sqlite3_finalize(s->begin);
+        sqlite3_finalize(s->commit);
         sqlite3_close(s->db);
     }
     for (size_t i = 0; s->tables && i < s->resource_count; i++) {
@@ -518,6 +522,15 @@ const gc_object *gc_store_get(gc_store *s, const gc_resource *r, const char *ns,
     return o;
 }
 
+/* Runs a prepared statement that returns no rows (BEGIN, COMMIT: compiled
+ * once, not for every write). */
+static int step_once(gc_store *s, sqlite3_stmt *st, gp_error *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : fail_sql(s, err, sqlite3_sql(st));
+}
+
 /* One transaction: the object row and the counter move together. */
 static int persist(gc_store *s, const gc_resource *r, const char *key, uint64_t rv,
                    const gc_blob *json, const json_t *index, gp_error *err)
@@ -525,7 +538,7 @@ static int persist(gc_store *s, const gc_resource *r, const char *key, uint64_t 
     if (!s->db) return 0;
     char id[128];
     resource_id(r, id, sizeof id);
-    if (exec_sql(s, "BEGIN", err) != 0) return -1;
+    if (step_once(s, s->begin, err) != 0) return -1;
     sqlite3_stmt *st = json ? s->upsert : s->remove;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
@@ -548,7 +561,7 @@ static int persist(gc_store *s, const gc_resource *r, const char *key, uint64_t 
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }
-    return exec_sql(s, "COMMIT", err);
+    return step_once(s, s->commit, err);
 }
 
 static void record_event(gc_store *s, gc_event_type type, const gc_object *now, json_t *old_index)

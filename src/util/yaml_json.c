@@ -322,6 +322,11 @@ static void record(builder *b, const sink *s, const yaml_mark_t *m)
 static void format_float_key(double d, char buf[64])
 {
     float f = (float)d;
+    /* a key too large for a float32 (a 54-digit number) is Go's +Inf */
+    if (isinf(f) || isnan(f)) {
+        snprintf(buf, 64, "%s", isnan(f) ? "NaN" : f > 0 ? "+Inf" : "-Inf");
+        return;
+    }
     int digits = 1;
     for (; digits < 9; digits++) {
         snprintf(buf, 64, "%.*e", digits - 1, (double)f);

@@ -165,10 +165,12 @@ static void test_keys_become_strings(void **state)
 {
     (void)state;
     json_t *doc = load_one("1: a\n1.5: b\n1e3: c\ntrue: d\n0.1: e\n1e6: f\n1234567.0: g\n"
-                           "0.00001: h\n3.14159265358979: i\n0.0001: j\n123456.0: k\n-0: l\n");
+                           "0.00001: h\n3.14159265358979: i\n0.0001: j\n123456.0: k\n-0: l\n"
+                           "2222222222222222222222222222222222222222222222222222222222: m\n");
+    /* A number beyond float32 is strconv.FormatFloat's "+Inf". */
     json_t *want = sq_load("{'1':'a','1.5':'b','1000':'c','true':'d','0.1':'e','1e+06':'f',"
                            "'1.234567e+06':'g','1e-05':'h','3.1415927':'i','0.0001':'j',"
-                           "'123456':'k','0':'l'}");
+                           "'123456':'k','0':'l','+Inf':'m'}");
     assert_json_equal(doc, want);
     json_decref(want);
     json_decref(doc);
