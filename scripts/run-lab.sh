@@ -19,12 +19,13 @@ echo
 kubectl_line="kubectl get nodes; kubectl describe pod -n gpu-lab cuda-probe"
 command -v kubectl >/dev/null 2>&1 ||
     kubectl_line="(kubectl is not installed; the current context 'gpuop' in ~/.kube/config is ready for it)"
+root_arg=${GPUOP_LAB_ROOT:+ --root $GPUOP_LAB_ROOT}
 cat <<EOF
 The lab is up and solved; the cluster keeps running.
   $kubectl_line
-  $gpuop lab steps            the eight tasks
-  $gpuop lab check 5          grade one step (-o json, -o junit)
-  $gpuop lab reset            start over by hand (your workspace is moved aside, not deleted)
-  $gpuop lab down             stop the cluster
+  $gpuop lab steps$root_arg            the eight tasks
+  $gpuop lab check 5$root_arg          grade one step (-o json, -o junit)
+  $gpuop lab reset$root_arg            start over by hand (your workspace is moved aside, not deleted)
+  $gpuop lab down$root_arg             stop the cluster
 EOF
 exit "$status"
