@@ -126,7 +126,104 @@ const char *const an_pod_fields[] = {
     NULL,
 };
 
+/* ---- events kept ---- */
+
+int an_event_log_add(an_event_log *log, const char *object, const an_event_view *ev)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        an_kept_event *k = &log->v[i];
+        if (strcmp(k->object, object) || strcmp(k->reason, ev->reason)) continue;
+        if (strcmp(ev->time, k->time) < 0) return 0;
+        char *t = strdup(ev->time), *m = strdup(ev->message);
+        if (!t || !m) {
+            free(t);
+            free(m);
+            return -1;
+        }
+        free(k->time);
+        free(k->message);
+        k->time = t;
+        k->message = m;
+        return 0;
+    }
+    if (log->n == log->cap) {
+        size_t cap = log->cap ? log->cap * 2 : 8;
+        an_kept_event *v = realloc(log->v, cap * sizeof *v);
+        if (!v) return -1;
+        log->v = v;
+        log->cap = cap;
+    }
+    an_kept_event *k = &log->v[log->n++];
+    k->object = strdup(object);
+    k->reason = strdup(ev->reason);
+    k->message = strdup(ev->message);
+    k->time = strdup(ev->time);
+    return k->object && k->reason && k->message && k->time ? 0 : -1;
+}
+
+const char *an_event_log_message(const an_event_log *log, const char *object, const char *reason)
+{
+    for (size_t i = 0; i < log->n; i++)
+        if (strcmp(log->v[i].object, object) == 0 && strcmp(log->v[i].reason, reason) == 0)
+            return log->v[i].message;
+    return NULL;
+}
+
+static int by_object_reason(const void *x, const void *y)
+{
+    const an_kept_event *a = x, *b = y;
+    int c = strcmp(a->object, b->object);
+    return c ? c : strcmp(a->reason, b->reason);
+}
+
+void an_event_log_sort(an_event_log *log)
+{
+    if (log->n) qsort(log->v, log->n, sizeof *log->v, by_object_reason);
+}
+
+void an_event_log_free(an_event_log *log)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        an_kept_event *k = &log->v[i];
+        free(k->object);
+        free(k->reason);
+        free(k->message);
+        free(k->time);
+    }
+    free(log->v);
+    memset(log, 0, sizeof *log);
+}
+
 /* ---- pod requests ---- */
+
+static void add_name(const char **names, size_t *n, size_t max, const char *name)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(names[i], name) == 0) return;
+    if (*n < max) names[(*n)++] = name;
+}
+
+static void add_list_names(const json_t *list, const char **names, size_t *n, size_t max)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)list, key, v) add_name(names, n, max, key);
+}
+
+void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n, size_t max)
+{
+    static const char *const groups[] = {"containers", "initContainers"};
+    for (size_t g = 0; g < 2; g++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(json_object_get(podspec, groups[g]), i, c)
+        {
+            add_list_names(an_path(c, "resources", "requests", NULL), names, n, max);
+            add_list_names(an_path(c, "resources", "limits", NULL), names, n, max);
+        }
+    }
+    add_list_names(json_object_get(podspec, "overhead"), names, n, max);
+}
 
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kq_quantity *out,
                     gp_error *err)
@@ -434,6 +531,41 @@ void an_render_json(const json_t *report, FILE *out)
 {
     json_dumpf(report, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);
+}
+
+void an_render_tail(const json_t *report, FILE *out)
+{
+    size_t i;
+    const json_t *line;
+    json_array_foreach(json_object_get(report, "warnings"), i, line)
+    {
+        fprintf(out, "%s: %s\n", _("warning"), json_string_value(line));
+    }
+    if (!json_array_size(json_object_get(report, "evidence"))) return;
+    fprintf(out, "\n%s\n", _("Evidence:"));
+    json_array_foreach(json_object_get(report, "evidence"), i, line)
+    {
+        fprintf(out, "  %s\n", json_string_value(line));
+    }
+}
+
+char *an_render(const json_t *report, an_format fmt, an_writer text, an_writer lab)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out) return NULL;
+    if (fmt == AN_JSON)
+        an_render_json(report, out);
+    else if (fmt == AN_LAB)
+        lab(report, out);
+    else
+        text(report, out);
+    if (fclose(out) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 /* ---- the nodes analyzer ---- */
@@ -801,7 +933,7 @@ static void render_text(const json_t *report, FILE *out)
     fputc('\n', out);
     render_table(report, out);
     size_t i, j;
-    const json_t *n, *f, *line;
+    const json_t *n, *f;
     bool header = false;
     json_array_foreach(json_object_get(report, "nodes"), i, n)
     {
@@ -814,31 +946,10 @@ static void render_text(const json_t *report, FILE *out)
             fputc('\n', out);
         }
     }
-    json_array_foreach(json_object_get(report, "warnings"), i, line)
-    {
-        fprintf(out, "%s: %s\n", _("warning"), json_string_value(line));
-    }
-    if (json_array_size(json_object_get(report, "evidence"))) {
-        fprintf(out, "\n%s\n", _("Evidence:"));
-        json_array_foreach(json_object_get(report, "evidence"), i, line)
-        {
-            fprintf(out, "  %s\n", json_string_value(line));
-        }
-    }
+    an_render_tail(report, out);
 }
 
 char *an_nodes_render(const json_t *report, an_format fmt)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    if (!out) return NULL;
-    if (fmt == AN_JSON)
-        an_render_json(report, out);
-    else if (fmt == AN_LAB)
-        render_lab(report, out);
-    else
-        render_text(report, out);
-    fclose(out);
-    return text;
+    return an_render(report, fmt, render_text, render_lab);
 }

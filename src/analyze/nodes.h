@@ -71,6 +71,11 @@ extern const char *const an_pod_fields[];
  * zero when none. -1 with err naming the pod when a quantity does not parse.
  * This duplicates src/cluster/sched.c's private pod_requests until sched.h
  * exposes it. */
+/* Adds to names[0..*n) (at most max, each name once, borrowed from the
+ * spec) every resource a pod spec's containers, init containers and
+ * overhead request or limit, in that order. */
+void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n, size_t max);
+
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kq_quantity *out,
                     gp_error *err);
 
@@ -100,6 +105,23 @@ typedef struct an_event_view {
     const char *time; /* the latest time the event carries, RFC 3339; "" if none */
 } an_event_view;
 void an_event_read(const json_t *event, an_event_view *v);
+
+/* The latest event per object and reason, as an analyzer keeps them while
+ * events stream in (any order: times compare as RFC 3339 text). */
+typedef struct an_kept_event {
+    char *object, *reason, *message, *time;
+} an_kept_event;
+typedef struct an_event_log {
+    an_kept_event *v;
+    size_t n, cap;
+} an_event_log;
+/* -1 when out of memory. */
+int an_event_log_add(an_event_log *log, const char *object, const an_event_view *ev);
+/* The kept message, or NULL. */
+const char *an_event_log_message(const an_event_log *log, const char *object, const char *reason);
+/* Sorted by object, then reason: a report must not depend on adding order. */
+void an_event_log_sort(an_event_log *log);
+void an_event_log_free(an_event_log *log);
 
 /* A memory-like quantity for people: 34359738368 -> "32Gi", 34252364185.6
  * -> "31.9Gi"; other names use the canonical text. */
@@ -135,5 +157,14 @@ void an_table_free(an_table *t);
 /* The report as `-o json` prints it: indented, members in report order, a
  * final newline. */
 void an_render_json(const json_t *report, FILE *out);
+
+/* The end of every text report: its "warnings", then its "evidence" lines
+ * (when there are any). */
+void an_render_tail(const json_t *report, FILE *out);
+
+/* An analyzer's *_render: JSON, or the given text or lab writer, into a
+ * malloc'd string (NULL when out of memory). */
+typedef void (*an_writer)(const json_t *report, FILE *out);
+char *an_render(const json_t *report, an_format fmt, an_writer text, an_writer lab);
 
 #endif

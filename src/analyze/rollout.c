@@ -34,10 +34,6 @@ typedef struct node_rec {
     size_t npods;
 } node_rec;
 
-typedef struct pod_event {
-    char *pod, *time, *reason, *message;
-} pod_event;
-
 struct an_rollout {
     json_t *ds;
     char ref[320], name[256], ns[256], uid[128];
@@ -48,8 +44,7 @@ struct an_rollout {
     ds_pod *pods;
     size_t npods, cap;
     an_node_table *nodes; /* sums[0..nres): other pods' requests */
-    pod_event *events;
-    size_t nevents, evcap;
+    an_event_log events;  /* by pod name */
     json_t *warnings;
     time_t now;
     bool oom;
@@ -57,42 +52,13 @@ struct an_rollout {
 
 /* ---- reading the DaemonSet ---- */
 
-static void track(an_rollout *b, const char *name)
-{
-    for (size_t i = 0; i < b->nres; i++)
-        if (strcmp(b->names[i], name) == 0) return;
-    if (b->nres < MAX_RES) b->names[b->nres++] = name;
-}
-
-static void track_list(an_rollout *b, const json_t *list)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)list, key, v)
-    {
-        if (strcmp(key, "cpu") && strcmp(key, "memory") && strcmp(key, "pods")) track(b, key);
-    }
-}
-
-static void track_containers(an_rollout *b, const json_t *containers)
-{
-    size_t i;
-    const json_t *c;
-    json_array_foreach(containers, i, c)
-    {
-        track_list(b, an_path(c, "resources", "requests", NULL));
-        track_list(b, an_path(c, "resources", "limits", NULL));
-    }
-}
-
 static int template_requests(an_rollout *b, gp_error *err)
 {
     const json_t *spec = an_path(b->ds, "spec", "template", "spec", NULL);
-    track(b, "cpu");
-    track(b, "memory");
-    track_containers(b, json_object_get(spec, "containers"));
-    track_containers(b, json_object_get(spec, "initContainers"));
-    track_list(b, json_object_get(spec, "overhead"));
+    /* cpu and memory first: every fit table has them */
+    b->names[b->nres++] = "cpu";
+    b->names[b->nres++] = "memory";
+    an_spec_resource_names(spec, b->names, &b->nres, MAX_RES);
     json_t *pod = json_pack("{s:O}", "spec", spec ? (json_t *)spec : json_object());
     if (!pod) {
         gp_error_set(err, NULL, 0, 0, "out of memory");
@@ -339,47 +305,12 @@ void an_rollout_add_event(an_rollout *b, const json_t *event)
         strcmp(an_str(v.object, "namespace"), b->ns) != 0 || strncmp(pod, b->name, len) != 0 ||
         pod[len] != '-' || strcmp(v.type, "Warning") != 0)
         return;
-    for (size_t i = 0; i < b->nevents; i++) {
-        pod_event *e = &b->events[i];
-        if (strcmp(e->pod, pod) || strcmp(e->reason, v.reason)) continue;
-        if (strcmp(v.time, e->time) < 0) return;
-        char *t = strdup(v.time), *m = strdup(v.message);
-        if (!t || !m) {
-            free(t);
-            free(m);
-            b->oom = true;
-            return;
-        }
-        free(e->time);
-        free(e->message);
-        e->time = t;
-        e->message = m;
-        return;
-    }
-    if (b->nevents == b->evcap) {
-        size_t cap = b->evcap ? b->evcap * 2 : 8;
-        pod_event *ev = realloc(b->events, cap * sizeof *ev);
-        if (!ev) {
-            b->oom = true;
-            return;
-        }
-        b->events = ev;
-        b->evcap = cap;
-    }
-    pod_event *e = &b->events[b->nevents++];
-    e->pod = strdup(pod);
-    e->time = strdup(v.time);
-    e->reason = strdup(v.reason);
-    e->message = strdup(v.message);
-    if (!e->pod || !e->time || !e->reason || !e->message) b->oom = true;
+    if (an_event_log_add(&b->events, pod, &v) < 0) b->oom = true;
 }
 
 static const char *event_message(const an_rollout *b, const char *pod, const char *reason)
 {
-    for (size_t i = 0; i < b->nevents; i++)
-        if (strcmp(b->events[i].pod, pod) == 0 && strcmp(b->events[i].reason, reason) == 0)
-            return b->events[i].message;
-    return NULL;
+    return an_event_log_message(&b->events, pod, reason);
 }
 
 /* ---- intstr ---- */
@@ -911,12 +842,8 @@ void an_rollout_free(an_rollout *b)
         free(p->name), free(p->node), free(p->hash), free(p->generation), free(p->created);
         free(p->waiting), free(p->sched_message);
     }
-    for (size_t i = 0; i < b->nevents; i++) {
-        pod_event *e = &b->events[i];
-        free(e->pod), free(e->time), free(e->reason), free(e->message);
-    }
     free(b->pods);
-    free(b->events);
+    an_event_log_free(&b->events);
     an_node_table_free(b->nodes, node_rec_free);
     json_decref(b->cur_rev);
     json_decref(b->warnings);
@@ -1055,31 +982,10 @@ static void render_text(const json_t *r, FILE *out)
     render_budget(r, out);
     render_fit(r, out);
     render_stuck(r, out);
-    size_t i;
-    const json_t *line;
-    json_array_foreach(json_object_get(r, "warnings"), i, line)
-    {
-        fprintf(out, "%s: %s\n", _("warning"), json_string_value(line));
-    }
-    fprintf(out, "\n%s\n", _("Evidence:"));
-    json_array_foreach(json_object_get(r, "evidence"), i, line)
-    {
-        fprintf(out, "  %s\n", json_string_value(line));
-    }
+    an_render_tail(r, out);
 }
 
 char *an_rollout_render(const json_t *report, an_format fmt)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    if (!out) return NULL;
-    if (fmt == AN_JSON)
-        an_render_json(report, out);
-    else if (fmt == AN_LAB)
-        render_lab(report, out);
-    else
-        render_text(report, out);
-    fclose(out);
-    return text;
+    return an_render(report, fmt, render_text, render_lab);
 }

@@ -29,10 +29,6 @@ typedef struct plugin_pod {
     bool ready;
 } plugin_pod;
 
-typedef struct kept_event {
-    char *object, *reason, *message, *time;
-} kept_event;
-
 struct an_why_pending {
     json_t *pod;
     char ref[600], name[256], ns[256], uid[128];
@@ -44,39 +40,13 @@ struct an_why_pending {
     an_node_table *nodes;
     plugin_pod *plugins;
     size_t nplugins, pcap;
-    kept_event *events;
-    size_t nevents, ecap;
-    char *rc_handler; /* the pod's RuntimeClass handler, once seen */
+    an_event_log events; /* by object "ns/name" */
+    char *rc_handler;    /* the pod's RuntimeClass handler, once seen */
     json_t *warnings;
     bool oom;
 };
 
 /* ---- setup ---- */
-
-static void track(an_why_pending *b, const char *name)
-{
-    for (size_t i = 0; i < b->nres; i++)
-        if (strcmp(b->names[i], name) == 0) return;
-    if (b->nres < MAX_RES) b->names[b->nres++] = name;
-}
-
-static void track_containers(an_why_pending *b, const json_t *containers)
-{
-    static const char *const lists[] = {"requests", "limits"};
-    size_t i;
-    const json_t *c;
-    json_array_foreach(containers, i, c)
-    {
-        for (size_t l = 0; l < 2; l++) {
-            const char *key;
-            json_t *v;
-            json_object_foreach((json_t *)an_path(c, "resources", lists[l], NULL), key, v)
-            {
-                track(b, key);
-            }
-        }
-    }
-}
 
 /* nvidia.com/gpu when requested, else the first extended resource. */
 static void choose_resource(an_why_pending *b)
@@ -115,10 +85,9 @@ an_why_pending *an_why_pending_new(const json_t *pod, gp_error *err)
         return NULL;
     }
     const json_t *spec = json_object_get(b->pod, "spec");
-    track(b, "cpu");
-    track(b, "memory");
-    track_containers(b, json_object_get(spec, "containers"));
-    track_containers(b, json_object_get(spec, "initContainers"));
+    b->names[b->nres++] = "cpu";
+    b->names[b->nres++] = "memory";
+    an_spec_resource_names(spec, b->names, &b->nres, MAX_RES);
     if (an_pod_requests(b->pod, b->names, b->nres, b->req, err) < 0) {
         an_why_pending_free(b);
         return NULL;
@@ -258,36 +227,7 @@ void an_why_pending_add_event(an_why_pending *b, const json_t *event)
     char ref[600];
     snprintf(ref, sizeof ref, "%s/%s", an_str(v.object, "namespace"), an_str(v.object, "name"));
     if (mine) snprintf(ref, sizeof ref, "%s", b->ref);
-    for (size_t i = 0; i < b->nevents; i++) {
-        kept_event *k = &b->events[i];
-        if (strcmp(k->object, ref) || strcmp(k->reason, v.reason)) continue;
-        if (strcmp(v.time, k->time) < 0) return;
-        char *t = strdup(v.time), *m = strdup(v.message);
-        if (!t || !m) {
-            free(t), free(m);
-            b->oom = true;
-            return;
-        }
-        free(k->time), free(k->message);
-        k->time = t, k->message = m;
-        return;
-    }
-    if (b->nevents == b->ecap) {
-        size_t cap = b->ecap ? b->ecap * 2 : 8;
-        kept_event *ev = realloc(b->events, cap * sizeof *ev);
-        if (!ev) {
-            b->oom = true;
-            return;
-        }
-        b->events = ev;
-        b->ecap = cap;
-    }
-    kept_event *k = &b->events[b->nevents++];
-    k->object = strdup(ref);
-    k->reason = strdup(v.reason);
-    k->message = strdup(v.message);
-    k->time = strdup(v.time);
-    if (!k->object || !k->reason || !k->message || !k->time) b->oom = true;
+    if (an_event_log_add(&b->events, ref, &v) < 0) b->oom = true;
 }
 
 void an_why_pending_add_runtimeclass(an_why_pending *b, const json_t *rc)
@@ -318,10 +258,7 @@ static void evidence(ctx *c, const char *kind, const char *ref, const char *fiel
 
 static const char *event_message(const an_why_pending *b, const char *object, const char *reason)
 {
-    for (size_t i = 0; i < b->nevents; i++)
-        if (strcmp(b->events[i].object, object) == 0 && strcmp(b->events[i].reason, reason) == 0)
-            return b->events[i].message;
-    return NULL;
+    return an_event_log_message(&b->events, object, reason);
 }
 
 static json_t *scheduler_section(ctx *c)
@@ -457,8 +394,8 @@ static json_t *kubelet_events(ctx *c)
     static const char *const skip[] = {"FailedScheduling", "Scheduled"};
     an_why_pending *b = c->b;
     json_t *out = json_array();
-    for (size_t i = 0; i < b->nevents; i++) {
-        const kept_event *k = &b->events[i];
+    for (size_t i = 0; i < b->events.n; i++) {
+        const an_kept_event *k = &b->events.v[i];
         if (strcmp(k->object, b->ref) != 0) continue;
         bool skipped = false;
         for (size_t s = 0; s < 2; s++)
@@ -638,13 +575,6 @@ static int by_plugin_ref(const void *x, const void *y)
     return strcmp(((const plugin_pod *)x)->ref, ((const plugin_pod *)y)->ref);
 }
 
-static int by_object_reason(const void *x, const void *y)
-{
-    const kept_event *a = x, *b = y;
-    int c = strcmp(a->object, b->object);
-    return c ? c : strcmp(a->reason, b->reason);
-}
-
 json_t *an_why_pending_finish(an_why_pending *b, gp_error *err)
 {
     ctx c = {.b = b, .evidence = json_array()};
@@ -656,7 +586,7 @@ json_t *an_why_pending_finish(an_why_pending *b, gp_error *err)
     }
     /* Sorted so that the report does not depend on the adding order. */
     if (b->nplugins) qsort(b->plugins, b->nplugins, sizeof *b->plugins, by_plugin_ref);
-    if (b->nevents) qsort(b->events, b->nevents, sizeof *b->events, by_object_reason);
+    an_event_log_sort(&b->events);
     const char *bound = an_str(json_object_get(b->pod, "spec"), "nodeName");
     c.report = json_pack("{s:s, s:s?, s:o, s:s?}", "pod", b->ref, "resource", b->resource,
                          "requests", requests_json(b), "node", *bound ? bound : NULL);
@@ -688,12 +618,8 @@ void an_why_pending_free(an_why_pending *b)
         plugin_pod *p = &b->plugins[i];
         free(p->ref), free(p->name), free(p->node), free(p->runtime_class);
     }
-    for (size_t i = 0; i < b->nevents; i++) {
-        kept_event *k = &b->events[i];
-        free(k->object), free(k->reason), free(k->message), free(k->time);
-    }
     free(b->plugins);
-    free(b->events);
+    an_event_log_free(&b->events);
     free(b->rc_handler);
     an_node_table_free(b->nodes, node_rec_free);
     json_decref(b->warnings);
@@ -864,30 +790,16 @@ static void render_text(const json_t *r, FILE *out)
         fprintf(out, next_format(an_str(x, "code"), true), an_str(x, "target"));
         fputc('\n', out);
     }
-    json_array_foreach(json_object_get(r, "warnings"), i, x)
-    {
-        fprintf(out, "%s: %s\n", _("warning"), json_string_value(x));
-    }
-    fprintf(out, "\n%s\n", _("Evidence:"));
-    json_array_foreach(json_object_get(r, "evidence"), i, x)
-    {
-        fprintf(out, "  %s\n", json_string_value(x));
-    }
+    an_render_tail(r, out);
+}
+
+static void render_lab(const json_t *report, FILE *out)
+{
+    fprintf(out, "LAYER=%s\nBLOCKER=%s\n", an_str(report, "layer"),
+            an_str(json_object_get(report, "scheduler"), "blocker"));
 }
 
 char *an_why_pending_render(const json_t *report, an_format fmt)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    if (!out) return NULL;
-    if (fmt == AN_JSON)
-        an_render_json(report, out);
-    else if (fmt == AN_LAB)
-        fprintf(out, "LAYER=%s\nBLOCKER=%s\n", an_str(report, "layer"),
-                an_str(json_object_get(report, "scheduler"), "blocker"));
-    else
-        render_text(report, out);
-    fclose(out);
-    return text;
+    return an_render(report, fmt, render_text, render_lab);
 }

@@ -48,11 +48,13 @@ static int add_revision(json_t *item, void *ud)
     return 0;
 }
 
-static kc_result feed(kc_client *c, an_rollout *b, const char *ens, gp_error *err)
+static kc_result feed(kc_client *c, an_rollout *b, const char *ns, gp_error *err)
 {
+    char *ens = kc_escape(ns);
     char revisions[512], events[512];
     snprintf(revisions, sizeof revisions, "/apis/apps/v1/namespaces/%s/controllerrevisions", ens);
     snprintf(events, sizeof events, "/api/v1/namespaces/%s/events", ens);
+    free(ens);
     kc_result r = kc_list(c, revisions, 0, add_revision, b, err);
     if (r == KC_OK) r = kc_list(c, "/api/v1/nodes", 0, add_node, b, err);
     if (r == KC_OK) r = kube_cli_list_pods(c, add_pod, b, err);
@@ -62,48 +64,23 @@ static kc_result feed(kc_client *c, an_rollout *b, const char *ens, gp_error *er
 
 int cmd_rollout(int argc, char **argv)
 {
-    kc_options kube = {0};
-    an_format fmt = AN_TEXT;
-    const char *target = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (cli_is_help(arg)) {
-            rollout_usage(stdout);
-            return EXIT_HOLDS;
-        }
-        int k = kube_cli_option(argc, argv, &i, &kube);
-        if (k < 0) return cli_usage_error("rollout", _("%s needs a value"), arg);
-        if (k > 0) continue;
-        if (strcmp(arg, "-o") == 0) {
-            if (i + 1 >= argc || kube_cli_format(argv[++i], true, &fmt) != 0)
-                return cli_usage_error("rollout", _("-o wants text, json or lab"));
-        } else if (arg[0] != '-' && !target) {
-            target = arg;
-        } else {
-            return cli_usage_error("rollout", _("unexpected argument '%s'"), arg);
-        }
-    }
-    if (!target) return cli_usage_error("rollout", _("which DaemonSet? give NAMESPACE/NAME"));
+    kube_cli_object o;
+    int rc = kube_cli_object_args(argc, argv, "rollout", true, rollout_usage,
+                                  _("which DaemonSet? give NAMESPACE/NAME"), &o);
+    if (rc >= 0) return rc;
     kc_client *c = NULL;
-    int rc = kube_cli_connect(&kube, &c);
-    if (rc != EXIT_HOLDS) return rc;
-    const char *slash = strchr(target, '/');
-    char ns[256];
-    snprintf(ns, sizeof ns, "%.*s", slash ? (int)(slash - target) : 255,
-             slash ? target : kc_client_config(c)->nspace);
-    char *ens = kc_escape(ns), *ename = kc_escape(slash ? slash + 1 : target);
-    char path[1024];
-    snprintf(path, sizeof path, "/apis/apps/v1/namespaces/%s/daemonsets/%s", ens, ename);
+    if ((rc = kube_cli_connect(&o.kube, &c)) != EXIT_HOLDS) return rc;
+    char path[1024], ns[256];
+    kube_cli_object_path(c, o.target, "/apis/apps/v1/namespaces/%s/daemonsets/%s", path,
+                         sizeof path, ns);
     gp_error err = {0};
     json_t *ds = NULL;
     an_rollout *b = NULL;
     kc_result r = kc_get(c, path, &ds, &err);
     if (r == KC_OK) {
         b = an_rollout_new(ds, &err);
-        r = b ? feed(c, b, ens, &err) : KC_BAD_RESPONSE;
+        r = b ? feed(c, b, ns, &err) : KC_BAD_RESPONSE;
     }
-    free(ens);
-    free(ename);
     json_decref(ds);
     kc_client_free(c);
     if (r != KC_OK) {
@@ -116,7 +93,7 @@ int cmd_rollout(int argc, char **argv)
         cli_report(&err);
         return EXIT_CANNOT_TELL;
     }
-    rc = kube_cli_print_report(report, fmt, an_rollout_render);
+    rc = kube_cli_print_report(report, o.fmt, an_rollout_render);
     const char *state =
         json_string_value(json_object_get(json_object_get(report, "verdict"), "state"));
     if (rc == EXIT_HOLDS && state && strcmp(state, "complete") != 0) rc = EXIT_DOES_NOT_HOLD;

@@ -68,45 +68,14 @@ static kc_result feed(kc_client *c, an_why_pending *b, const char *ns, gp_error 
 
 int cmd_why_pending(int argc, char **argv)
 {
-    kc_options kube = {0};
-    an_format fmt = AN_TEXT;
-    const char *target = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (cli_is_help(arg)) {
-            why_pending_usage(stdout);
-            return EXIT_HOLDS;
-        }
-        int k = kube_cli_option(argc, argv, &i, &kube);
-        if (k < 0) return cli_usage_error("why-pending", _("%s needs a value"), arg);
-        if (k > 0) continue;
-        if (strcmp(arg, "-o") == 0) {
-            if (i + 1 >= argc || kube_cli_format(argv[++i], true, &fmt) != 0)
-                return cli_usage_error("why-pending", _("-o wants text, json or lab"));
-        } else if (arg[0] != '-' && !target) {
-            target = arg;
-        } else {
-            return cli_usage_error("why-pending", _("unexpected argument '%s'"), arg);
-        }
-    }
-    if (!target) return cli_usage_error("why-pending", _("which pod? give NAMESPACE/POD"));
+    kube_cli_object o;
+    int rc = kube_cli_object_args(argc, argv, "why-pending", true, why_pending_usage,
+                                  _("which pod? give NAMESPACE/POD"), &o);
+    if (rc >= 0) return rc;
     kc_client *c = NULL;
-    int rc = kube_cli_connect(&kube, &c);
-    if (rc != EXIT_HOLDS) return rc;
-    char ns[256], name[256];
-    const char *slash = strchr(target, '/');
-    if (slash) {
-        snprintf(ns, sizeof ns, "%.*s", (int)(slash - target), target);
-        snprintf(name, sizeof name, "%s", slash + 1);
-    } else {
-        snprintf(ns, sizeof ns, "%s", kc_client_config(c)->nspace);
-        snprintf(name, sizeof name, "%s", target);
-    }
-    char *ens = kc_escape(ns), *ename = kc_escape(name);
-    char path[1024];
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ens, ename);
-    free(ens);
-    free(ename);
+    if ((rc = kube_cli_connect(&o.kube, &c)) != EXIT_HOLDS) return rc;
+    char path[1024], ns[256];
+    kube_cli_object_path(c, o.target, "/api/v1/namespaces/%s/pods/%s", path, sizeof path, ns);
     gp_error err = {0};
     json_t *pod = NULL;
     kc_result r = kc_get(c, path, &pod, &err);
@@ -127,7 +96,7 @@ int cmd_why_pending(int argc, char **argv)
         cli_report(&err);
         return EXIT_CANNOT_TELL;
     }
-    rc = kube_cli_print_report(report, fmt, an_why_pending_render);
+    rc = kube_cli_print_report(report, o.fmt, an_why_pending_render);
     const char *layer = json_string_value(json_object_get(report, "layer"));
     if (rc == EXIT_HOLDS && layer && strcmp(layer, "none") != 0) rc = EXIT_DOES_NOT_HOLD;
     json_decref(report);

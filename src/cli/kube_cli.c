@@ -124,3 +124,46 @@ kc_result kube_cli_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *
     kc_fields_free(keep);
     return r;
 }
+
+int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
+                         void (*usage)(FILE *), const char *missing, kube_cli_object *o)
+{
+    memset(o, 0, sizeof *o);
+    o->fmt = AN_TEXT;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (cli_is_help(arg)) {
+            usage(stdout);
+            return EXIT_HOLDS;
+        }
+        int k = kube_cli_option(argc, argv, &i, &o->kube);
+        if (k < 0) return cli_usage_error(cmd, _("%s needs a value"), arg);
+        if (k > 0) continue;
+        if (strcmp(arg, "-o") == 0) {
+            if (i + 1 >= argc || kube_cli_format(argv[++i], has_lab, &o->fmt) != 0)
+                return cli_usage_error(cmd, "%s",
+                                       has_lab ? _("-o wants text, json or lab")
+                                               : _("-o wants text or json"));
+        } else if (arg[0] != '-' && !o->target) {
+            o->target = arg;
+        } else {
+            return cli_usage_error(cmd, _("unexpected argument '%s'"), arg);
+        }
+    }
+    if (!o->target) return cli_usage_error(cmd, "%s", missing);
+    return -1;
+}
+
+void kube_cli_object_path(kc_client *c, const char *target, const char *format, char *path,
+                          size_t size, char ns[256])
+{
+    const char *slash = strchr(target, '/');
+    if (slash)
+        snprintf(ns, 256, "%.*s", (int)(slash - target), target);
+    else
+        snprintf(ns, 256, "%s", kc_client_config(c)->nspace);
+    char *ens = kc_escape(ns), *ename = kc_escape(slash ? slash + 1 : target);
+    snprintf(path, size, format, ens ? ens : "", ename ? ename : "");
+    free(ens);
+    free(ename);
+}

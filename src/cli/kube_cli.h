@@ -25,6 +25,27 @@ int kube_cli_fail(kc_result r, const gp_error *err);
 
 void kube_cli_options_help(FILE *out);
 
+/* What a command about one object reads from its command line:
+ * [NAMESPACE/]NAME, -o FORMAT and the cluster options. */
+typedef struct kube_cli_object {
+    kc_options kube;
+    an_format fmt;
+    const char *target;
+} kube_cli_object;
+
+/* Parses argv for `cmd` (lab output allowed when has_lab). Returns -1 when
+ * the command may go on, else the exit code to return (after --help, 0;
+ * after a usage error, 2). `missing` is the message when no target is
+ * given. */
+int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
+                         void (*usage)(FILE *), const char *missing, kube_cli_object *o);
+
+/* The API path of the target: `format` holds two %s, the escaped
+ * namespace (the target's, else the context's) and the escaped name;
+ * *ns receives the namespace. */
+void kube_cli_object_path(kc_client *c, const char *target, const char *format, char *path,
+                          size_t size, char ns[256]);
+
 /* Every pod of the cluster, page by page, each built with only the fields
  * the analyzers read (an_pod_fields): what a 150,000-pod list costs is
  * mostly the fields nobody reads. */

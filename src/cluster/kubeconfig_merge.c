@@ -512,97 +512,12 @@ static char *emit(yaml_document_t *doc, size_t *len)
 
 /* ---- files --------------------------------------------------------------- */
 
-static bool write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
 static char *concat(const char *a, const char *b)
 {
     size_t n = strlen(a) + strlen(b) + 1;
     char *s = malloc(n);
     if (s) snprintf(s, n, "%s%s", a, b);
     return s;
-}
-
-/* FILE.gpuop-backup-20261130T120000Z (with -2, -3, ... when two edits fall
- * in the same second), 0600: the old file holds the user's credentials. */
-static char *write_backup(const char *path, const char *text, size_t len, gp_error *err)
-{
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
-    size_t cap = strlen(path) + 64;
-    char *name = malloc(cap);
-    for (int i = 1; name && i < 1000; i++) {
-        if (i == 1)
-            snprintf(name, cap, "%s.gpuop-backup-%s", path, stamp);
-        else
-            snprintf(name, cap, "%s.gpuop-backup-%s-%d", path, stamp, i);
-        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) break;
-        bool ok = write_all(fd, text, len) && fsync(fd) == 0;
-        ok = close(fd) == 0 && ok;
-        if (ok) return name;
-        unlink(name);
-        break;
-    }
-    gp_error_set(err, name ? name : path, 0, 0, "cannot write the backup: %s", strerror(errno));
-    free(name);
-    return NULL;
-}
-
-static int fsync_dir_of(const char *path)
-{
-    char *dir = strdup(path);
-    if (!dir) return -1;
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        slash[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        strcpy(dir, ".");
-    int fd = open(dir, O_RDONLY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
-/* A temporary file beside `path`, fsync'd, renamed over it: a reader (or a
- * crash) sees the old file or the new one, never a mix. */
-static int write_atomically(const char *path, const char *text, size_t len, gp_error *err)
-{
-    char *tmp = concat(path, ".gpuop-tmp-XXXXXX");
-    int fd = tmp ? mkstemp(tmp) : -1;
-    if (fd < 0) {
-        gp_error_set(err, path, 0, 0, "cannot write: %s", strerror(tmp ? errno : ENOMEM));
-        free(tmp);
-        return -1;
-    }
-    bool ok = fchmod(fd, 0600) == 0 && write_all(fd, text, len) && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok) {
-        gp_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    fsync_dir_of(path); /* the rename is done; a failed directory sync loses nothing now */
-    return 0;
 }
 
 /* mkdir -p of the directory holding `path` (e.g. a first ~/.kube). */
@@ -615,14 +530,9 @@ static int make_parent_dirs(const char *path, gp_error *err)
     }
     char *end = strrchr(dir, '/');
     int rc = 0;
-    for (char *p = dir + 1; end && p <= end && rc == 0; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            gp_error_set(err, dir, 0, 0, "cannot create: %s", strerror(errno));
-            rc = -1;
-        }
-        *p = '/';
+    if (end && end != dir) {
+        *end = '\0';
+        rc = gp_mkdirs(dir, 0700, err); /* a first ~/.kube holds credentials */
     }
     free(dir);
     return rc;
@@ -748,10 +658,11 @@ static int apply_locked(edit *e, const char *target, gc_kc_result *out, gp_error
     yaml_document_delete(&doc);
     if (rc == 0 && !unchanged && !text) rc = -1;
     if (rc == 0 && text && old_text) {
-        out->backup = write_backup(target, old_text, len, err);
+        /* 0600: the old file holds the user's credentials */
+        out->backup = gp_write_backup(target, old_text, len, 0600, err);
         if (!out->backup) rc = -1;
     }
-    if (rc == 0 && text) rc = write_atomically(target, text, new_len, err);
+    if (rc == 0 && text) rc = gp_write_atomic(target, text, new_len, 0600, err);
     if (rc == 0 && text) out->outcome = GC_KC_WRITTEN;
     free(text);
     free(old_text);

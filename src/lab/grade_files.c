@@ -711,7 +711,7 @@ static void sandbox_remove(sandbox *sb)
 
 static int write_text(const char *path, const char *text, gp_error *err)
 {
-    return lab_write_atomic(path, text, strlen(text), 0644, err);
+    return gp_write_atomic(path, text, strlen(text), 0644, err);
 }
 
 static int sandbox_make(sandbox *sb, const char *gpuop_exe, gp_error *err)

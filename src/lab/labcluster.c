@@ -75,8 +75,8 @@ static kc_result reshape(kc_client *c, const lab_params *p, const char *name, gp
     snprintf(memory, sizeof memory, "%dGi", p->node_memory_gib);
     snprintf(pods, sizeof pods, "%d", p->node_pods);
     json_t *patch = json_pack("{s:{s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}}", "status", "capacity",
-                              "cpu", cpu, "memory", memory, "pods", pods, "allocatable", "cpu",
-                              cpu, "memory", memory, "pods", pods);
+                              "cpu", cpu, "memory", memory, "pods", pods, "allocatable", "cpu", cpu,
+                              "memory", memory, "pods", pods);
     kc_result r = kc_patch(c, path, KC_PATCH_MERGE, patch, NULL, err);
     json_decref(patch);
     return r;

@@ -126,7 +126,7 @@ int lab_params_save(const char *root, const lab_params *p, gp_error *err)
     if (!path || !text)
         gp_error_set(err, root, 0, 0, "out of memory");
     else
-        rc = lab_write_atomic(path, text, strlen(text), 0644, err);
+        rc = gp_write_atomic(path, text, strlen(text), 0644, err);
     free(path);
     free(text);
     return rc;

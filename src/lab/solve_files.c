@@ -10,6 +10,7 @@
 #include "lab/grade_files.h"
 #include "lab/workspace.h"
 #include "toml/toml.h"
+#include "util/file.h"
 
 /* ---- the files ---- */
 
@@ -105,7 +106,7 @@ static int write_in(const char *root, const char *rel, const char *text, mode_t 
     }
     *strrchr(dir, '/') = '\0';
     char *backup = NULL;
-    int rc = lab_mkdirs(dir, err);
+    int rc = gp_mkdirs(dir, 0755, err);
     if (rc == 0) rc = lab_write_keeping(path, text, strlen(text), mode, force_mode, &backup, err);
     free(backup);
     free(dir);

@@ -40,18 +40,6 @@ int lab_workspace_init(const char *root, const lab_params *p, gp_error *err);
 /* "ROOT/REL", malloc'd (NULL when out of memory). */
 char *lab_path(const char *root, const char *rel);
 
-/* mkdir -p, 0755. */
-int lab_mkdirs(const char *dir, gp_error *err);
-
-/* A temporary file beside `path`, given `mode`, fsync'd and renamed over
- * it: readers see the old file or the new one, never a mix. */
-int lab_write_atomic(const char *path, const char *text, size_t len, mode_t mode, gp_error *err);
-
-/* Creates `path` holding `text` unless a file of that name exists, which
- * stays untouched even if it appears while this runs. Returns 0 created, 1
- * already there, -1 with err. */
-int lab_create_new(const char *path, const char *text, size_t len, mode_t mode, gp_error *err);
-
 /* The JSON text of R/.gpuop-lab.json (params.c), malloc'd. */
 char *lab_params_text(const lab_params *p);
 

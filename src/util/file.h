@@ -1,9 +1,10 @@
-/* Reading whole inputs into memory. */
+/* Reading whole inputs into memory; writing files so that nothing is lost. */
 #ifndef GPUOP_UTIL_FILE_H
 #define GPUOP_UTIL_FILE_H
 
-#include <stdio.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "util/error.h"
 
@@ -14,5 +15,24 @@ char *gp_read_file(const char *path, size_t *len, gp_error *err);
 
 /* The same for an open stream; `name` is used in error messages. */
 char *gp_read_stream(FILE *f, const char *name, size_t *len, gp_error *err);
+
+/* mkdir -p `dir` with `mode` for what it creates; an existing directory
+ * is fine, anything else of that name is an error. */
+int gp_mkdirs(const char *dir, mode_t mode, gp_error *err);
+
+/* Writes `path` atomically: a temporary file beside it, given `mode`,
+ * fsync'd and renamed over it, then the directory synced. A reader, or a
+ * crash, sees the old file or the new one, never a mix. */
+int gp_write_atomic(const char *path, const char *text, size_t len, mode_t mode, gp_error *err);
+
+/* Creates `path` holding `text` unless a file of that name exists, which
+ * stays untouched even if it appears while this runs. Returns 0 created, 1
+ * already there, -1 with err. */
+int gp_create_new(const char *path, const char *text, size_t len, mode_t mode, gp_error *err);
+
+/* Copies `text` (a file's old bytes) to PATH.gpuop-backup-<UTC time>
+ * (-2, -3, ... when two fall in the same second), created exclusively with
+ * `mode`, fsync'd. Returns the backup's name (malloc'd), or NULL with err. */
+char *gp_write_backup(const char *path, const char *text, size_t len, mode_t mode, gp_error *err);
 
 #endif
