@@ -53,17 +53,9 @@ gpuop=$build/gpuop
 [ -x "$gpuop" ] || die "$gpuop not found; build the project first ('make build')"
 [ -x "$build/gpuop-apiserver" ] ||
     die "$build/gpuop-apiserver not found; build the project first ('make build')"
-python=${PYTHON:-python3}
-command -v "$python" >/dev/null || die "'$python' not found; run 'scripts/setup-deps.sh bench'"
+bench_tools
 kubectl=$(command -v kubectl) || die "kubectl not found; the reference needs the real kubectl 1.32"
-cc=${CC:-cc}
-command -v "$cc" >/dev/null || die "C compiler '$cc' not found; run 'scripts/setup-deps.sh build'"
 
-positive() { # NAME DEFAULT: the environment variable NAME, a positive integer
-    local v=${!1:-$2}
-    [[ $v =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$v'"
-    echo "$v"
-}
 nodes=$(positive ANALYZERS_BENCH_NODES 5000)
 per_node=$(positive ANALYZERS_BENCH_PODS_PER_NODE 30)
 gpu_every=$(positive ANALYZERS_BENCH_GPU_EVERY 10)

@@ -52,17 +52,9 @@ server=$build/gpuop-apiserver
 gpuop=$build/gpuop
 [ -x "$server" ] || die "$server not found; build the project first ('make build')"
 [ -x "$gpuop" ] || die "$gpuop not found; build the project first ('make build')"
-python=${PYTHON:-python3}
-command -v "$python" >/dev/null || die "'$python' not found; run 'scripts/setup-deps.sh bench'"
+bench_tools
 kubectl=$(command -v kubectl) || die "kubectl not found; the start and kubectl figures need the real kubectl 1.32"
-cc=${CC:-cc}
-command -v "$cc" >/dev/null || die "C compiler '$cc' not found; run 'scripts/setup-deps.sh build'"
 
-positive() { # NAME DEFAULT: the environment variable NAME, a positive integer
-    local v=${!1:-$2}
-    [[ $v =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$v'"
-    echo "$v"
-}
 runs=$(positive APISERVER_BENCH_RUNS 5)
 threads=$(positive APISERVER_BENCH_THREADS 8)
 requests=$(positive APISERVER_BENCH_REQUESTS 1000)

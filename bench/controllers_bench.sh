@@ -62,16 +62,8 @@ BENCH_NAME="controllers-bench"
 bench_setup "$@"
 server=$build/gpuop-apiserver
 [ -x "$server" ] || die "$server not found; build the project first ('make build')"
-python=${PYTHON:-python3}
-command -v "$python" >/dev/null || die "'$python' not found; run 'scripts/setup-deps.sh bench'"
-cc=${CC:-cc}
-command -v "$cc" >/dev/null || die "C compiler '$cc' not found; run 'scripts/setup-deps.sh build'"
+bench_tools
 
-positive() { # NAME DEFAULT: the environment variable NAME, a positive integer
-    local v=${!1:-$2}
-    [[ $v =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$v'"
-    echo "$v"
-}
 nodes=$(positive CONTROLLERS_BENCH_NODES 1000)
 pods=$(positive CONTROLLERS_BENCH_PODS 5000)
 threads=$(positive CONTROLLERS_BENCH_THREADS 8)

@@ -42,3 +42,18 @@ now() {
     local t=$EPOCHREALTIME
     now_us=${t//[!0-9]/}
 }
+
+# NAME DEFAULT: the environment variable NAME, a positive integer.
+positive() {
+    local v=${!1:-$2}
+    [[ $v =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$v'"
+    echo "$v"
+}
+
+# Sets $python and $cc (PYTHON, CC, else python3 and cc), checked.
+bench_tools() {
+    python=${PYTHON:-python3}
+    command -v "$python" >/dev/null || die "'$python' not found; run 'scripts/setup-deps.sh bench'"
+    cc=${CC:-cc}
+    command -v "$cc" >/dev/null || die "C compiler '$cc' not found; run 'scripts/setup-deps.sh build'"
+}

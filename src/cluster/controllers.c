@@ -75,10 +75,10 @@ static const char *meta(const json_t *obj, const char *key)
 typedef struct snapshot {
     json_t *nodes, *pods, *daemonsets, *revisions, *namespaces, *runtimeclasses, *configmaps;
     json_t *leases;
-    json_t *node_index; /* node name -> its position in nodes (an integer) */
+    json_t *node_index;  /* node name -> its position in nodes (an integer) */
     json_t *lease_index; /* node name -> its Lease in kube-node-lease */
-    json_t *pod_ips;    /* node name -> {ip: true} of its pods */
-    json_t *all;        /* [{resource, group, object}] for the garbage collector */
+    json_t *pod_ips;     /* node name -> {ip: true} of its pods */
+    json_t *all;         /* [{resource, group, object}] for the garbage collector */
 } snapshot;
 
 /* Every object of one resource, parsed. The store lock is held only while
