@@ -14,8 +14,8 @@
 #                examples/incident/**/*.toml and fuzz/seeds/*.toml
 #
 # Every target links src/util, src/toml, src/containerd, src/kube,
-# src/analyze and src/cluster (but its HTTP and TLS files) with jansson, SQLite and
-# libyaml, so a new fuzz/NAME_fuzz.c needs no change here. Its seeds are the
+# src/analyze, the client's list parser and src/cluster (but its HTTP and
+# TLS files) with jansson, SQLite, libyaml and yajl, so a new fuzz/NAME_fuzz.c needs no change here. Its seeds are the
 # files in fuzz/seeds-NAME/ and its token dictionary fuzz/NAME.dict, when they
 # exist. Prints one summary line per target. Exits 1 when any target found a
 # crash, a leak, a timeout or an out-of-memory, printing the reproducer and
@@ -54,7 +54,8 @@ for src in fuzz/*_fuzz.c; do
     name=${src#fuzz/}
     targets+=("${name%_fuzz.c}")
 done
-library=(src/util/*.c src/toml/*.c src/containerd/*.c src/kube/*.c src/analyze/*.c)
+library=(src/util/*.c src/toml/*.c src/containerd/*.c src/kube/*.c src/analyze/*.c
+    src/client/list_stream.c)
 # The API server without its network side (server.c, tls.c): requests are
 # handed to it in memory.
 for f in src/cluster/*.c; do
@@ -84,7 +85,7 @@ for name in "${targets[@]}"; do
     echo "fuzz/run.sh: building $binary with $cc"
     if ! "$cc" -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -Wall -Wextra -Isrc "fuzz/${name}_fuzz.c" "${library[@]}" -o "$binary" -ljansson -lsqlite3 -lyaml -lpthread -lm; then
+        -Wall -Wextra -Isrc "fuzz/${name}_fuzz.c" "${library[@]}" -o "$binary" -ljansson -lsqlite3 -lyaml -lyajl -lpthread -lm; then
         echo "fuzz/run.sh: build of fuzz/${name}_fuzz.c failed" >&2
         exit 2
     fi
