@@ -17,9 +17,10 @@
 # src/analyze, the client's list parser and src/cluster (but its HTTP and
 # TLS files) with jansson, SQLite, libyaml and yajl, so a new
 # fuzz/NAME_fuzz.c needs no change here. Its seeds are the files in
-# fuzz/seeds-NAME/ and its token dictionary fuzz/NAME.dict, when they exist. Prints one summary line per target. Exits 1 when any target found a
-# crash, a leak, a timeout or an out-of-memory, printing the reproducer and
-# how to rerun it; 2 on bad arguments or a failed build.
+# fuzz/seeds-NAME/ and its token dictionary fuzz/NAME.dict, when they exist.
+# Prints one summary line per target. Exits 1 when any target found a crash,
+# a leak, a timeout or an out-of-memory, printing the reproducer and how to
+# rerun it; 2 on bad arguments or a failed build.
 set -euo pipefail
 
 usage() {
