@@ -106,7 +106,7 @@ static int parse_args(int argc, char **argv, lab_args *a)
         const char *arg = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         int k = kube_cli_option(argc, argv, &i, &a->kube);
-        if (k < 0) return cli_usage_error("lab", _("%s needs a value"), arg);
+        if (k < 0) return kube_cli_option_error("lab", k, arg);
         if (k > 0) {
             a->external |=
                 strncmp(arg, "--kubeconfig", 12) == 0 || strncmp(arg, "--context", 9) == 0;
@@ -142,7 +142,11 @@ static int parse_args(int argc, char **argv, lab_args *a)
         }
     }
     if (root) {
+        if (!*root) return cli_usage_error("lab", _("--root needs a directory"));
         a->root = strdup(root);
+        /* "ws/" and "ws" are one workspace (reset renames it) */
+        for (size_t n = strlen(a->root); n > 1 && a->root[n - 1] == '/'; n--)
+            a->root[n - 1] = '\0';
     } else {
         a->root = lab_default_root();
         if (!a->root) {
@@ -212,9 +216,15 @@ static int lab_connect(const lab_args *a, kc_client **c)
     json_t *state = load_cluster_state(a->root);
     if (!a->external && state) {
         const char *mode = json_string_value(json_object_get(state, "mode"));
+        const char *data = json_string_value(json_object_get(state, "data"));
+        if (mode && strcmp(mode, "embedded") == 0 && !data) {
+            cli_error(_("%s/%s names no data directory; run 'gpuop lab up' again"), a->root,
+                      CLUSTER_STATE);
+            json_decref(state);
+            return EXIT_CANNOT_TELL;
+        }
         if (mode && strcmp(mode, "embedded") == 0) {
-            snprintf(kubeconfig, sizeof kubeconfig, "%s/kubeconfig",
-                     json_string_value(json_object_get(state, "data")));
+            snprintf(kubeconfig, sizeof kubeconfig, "%s/kubeconfig", data);
             o.kubeconfig = kubeconfig;
             o.context = NULL;
         } else {
@@ -310,7 +320,13 @@ static int lab_up(lab_args *a)
     if (rc != 0) return EXIT_CANNOT_TELL;
     a->external = false; /* from now on, what was recorded */
     rc = prepare_nodes(a, &p);
-    if (rc != EXIT_HOLDS) return rc;
+    if (rc != EXIT_HOLDS) {
+        /* a cluster the lab could not take is not this workspace's */
+        char *path = state_path(a->root);
+        unlink(path);
+        free(path);
+        return rc;
+    }
     printf(_("The lab's cluster is up: nodes lab-node-0..2, namespace gpu-operator.\n"
              "Try 'kubectl get nodes', then 'gpuop lab steps'.\n"));
     return EXIT_HOLDS;
@@ -446,7 +462,9 @@ static void xml_text(const char *s)
             fputs("&quot;", stdout);
             break;
         default:
-            putchar(*s);
+            /* XML 1.0 has no place for other control bytes (a learner's
+             * file may hold any) */
+            putchar((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' ? '?' : *s);
         }
     }
 }
@@ -504,10 +522,16 @@ static int lab_check(lab_args *a)
         json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:O}", "root", a->root, "seed",
                                 (json_int_t)p.seed, "passed", (json_int_t)passed_count(steps),
                                 "total", (json_int_t)json_array_size(steps), "steps", steps);
-        char *text = json_dumps(doc, JSON_INDENT(2));
+        char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+        json_decref(doc);
+        if (!text) {
+            /* a root that is not UTF-8 cannot be a JSON string */
+            cli_error(_("cannot write the report as JSON (is --root valid UTF-8?)"));
+            json_decref(steps);
+            return EXIT_CANNOT_TELL;
+        }
         printf("%s\n", text);
         free(text);
-        json_decref(doc);
     } else if (a->out == OUT_JUNIT) {
         print_junit(steps);
     } else {
@@ -607,7 +631,7 @@ static int lab_reset(lab_args *a)
     int rc = load_params(a, &p);
     if (rc != 0) return rc;
     json_t *state = load_cluster_state(a->root);
-    if (state) {
+    if (state || a->external) {
         kc_client *c = NULL;
         if ((rc = lab_connect(a, &c)) != EXIT_HOLDS) {
             json_decref(state);

@@ -49,7 +49,7 @@ int cmd_nodes(int argc, char **argv)
             return EXIT_HOLDS;
         }
         int k = kube_cli_option(argc, argv, &i, &kube);
-        if (k < 0) return cli_usage_error("nodes", _("%s needs a value"), arg);
+        if (k < 0) return kube_cli_option_error("nodes", k, arg);
         if (k > 0) continue;
         if ((strcmp(arg, "--resource") == 0 || strcmp(arg, "-o") == 0) && i + 1 >= argc)
             return cli_usage_error("nodes", _("%s needs a value"), arg);

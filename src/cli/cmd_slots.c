@@ -51,7 +51,7 @@ static int parse_args(int argc, char **argv, slots_args *a)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         int k = kube_cli_option(argc, argv, &i, &a->kube);
-        if (k < 0) return cli_usage_error("slots", _("%s needs a value"), arg);
+        if (k < 0) return kube_cli_option_error("slots", k, arg);
         if (k > 0) continue;
         bool takes = false;
         for (size_t v = 0; valued[v]; v++)
@@ -89,6 +89,17 @@ static int parse_args(int argc, char **argv, slots_args *a)
     }
     if (a->config && a->configmap)
         return cli_usage_error("slots", _("--config and --configmap exclude each other"));
+    if (a->node && !kube_cli_name_ok("slots", "node", a->node)) return EXIT_CANNOT_TELL;
+    if (a->configmap) {
+        char name[512];
+        snprintf(name, sizeof name, "%s", a->configmap);
+        name[strcspn(name, ":")] = '\0';
+        const char *slash = strchr(name, '/');
+        if (slash && (size_t)(slash - name) == 0)
+            return cli_usage_error("slots", _("'%s' is not a valid %s name"), "", "namespace");
+        if (!kube_cli_name_ok("slots", "ConfigMap", slash ? slash + 1 : name))
+            return EXIT_CANNOT_TELL;
+    }
     return 0;
 }
 

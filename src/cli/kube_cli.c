@@ -10,6 +10,27 @@
 
 #include "analyze/nodes.h"
 
+/* kubectl's --request-timeout: a number of seconds, or a number with a unit
+ * (s, m, h); "0" means no timeout. */
+static int parse_timeout(const char *text, long *ms)
+{
+    char *end;
+    double v = strtod(text, &end);
+    double unit = 1000;
+    if (end == text || v < 0) return -1;
+    if (strcmp(end, "h") == 0)
+        unit = 3600000;
+    else if (strcmp(end, "m") == 0)
+        unit = 60000;
+    else if (strcmp(end, "ms") == 0)
+        unit = 1;
+    else if (*end && strcmp(end, "s") != 0)
+        return -1;
+    /* kc_options: 0 is the default (30 s); "no timeout" is a very long one */
+    *ms = v == 0 ? 365L * 24 * 3600 * 1000 : (long)(v * unit) > 0 ? (long)(v * unit) : 1;
+    return 0;
+}
+
 int kube_cli_option(int argc, char **argv, int *i, kc_options *o)
 {
     const char *arg = argv[*i];
@@ -43,11 +64,16 @@ int kube_cli_option(int argc, char **argv, int *i, kc_options *o)
         o->nspace = value;
         return 1;
     case 4:
-        o->timeout_ms = strtol(value, NULL, 10) * 1000;
-        return 1;
+        return parse_timeout(value, &o->timeout_ms) == 0 ? 1 : -2;
     default:
         return 0;
     }
+}
+
+int kube_cli_option_error(const char *cmd, int k, const char *arg)
+{
+    if (k == -1) return cli_usage_error(cmd, _("%s needs a value"), arg);
+    return cli_usage_error(cmd, _("%s wants a duration such as 30s, 2m or 0 (no timeout)"), arg);
 }
 
 int kube_cli_fail(kc_result r, const gp_error *err)
@@ -137,7 +163,7 @@ int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
             return EXIT_HOLDS;
         }
         int k = kube_cli_option(argc, argv, &i, &o->kube);
-        if (k < 0) return cli_usage_error(cmd, _("%s needs a value"), arg);
+        if (k < 0) return kube_cli_option_error(cmd, k, arg);
         if (k > 0) continue;
         if (strcmp(arg, "-o") == 0) {
             if (i + 1 >= argc || kube_cli_format(argv[++i], has_lab, &o->fmt) != 0)
@@ -151,7 +177,22 @@ int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
         }
     }
     if (!o->target) return cli_usage_error(cmd, "%s", missing);
+    const char *slash = strchr(o->target, '/');
+    if (slash) {
+        char ns[256];
+        snprintf(ns, sizeof ns, "%.*s", (int)(slash - o->target), o->target);
+        if (!kube_cli_name_ok(cmd, "namespace", ns)) return EXIT_CANNOT_TELL;
+    }
+    if (!kube_cli_name_ok(cmd, "object", slash ? slash + 1 : o->target)) return EXIT_CANNOT_TELL;
     return -1;
+}
+
+bool kube_cli_name_ok(const char *cmd, const char *what, const char *name)
+{
+    /* "" would list the collection, "." and ".." would climb the path */
+    if (*name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0) return true;
+    cli_usage_error(cmd, _("'%s' is not a valid %s name"), name, what);
+    return false;
 }
 
 void kube_cli_object_path(kc_client *c, const char *target, const char *format, char *path,

@@ -13,8 +13,11 @@
 
 /* Consumes argv[*i] (and its value) when it is --kubeconfig, --context,
  * -n/--namespace or --request-timeout (also as --opt=VALUE): 1 when it
- * did, 0 when argv[*i] is something else, -1 when the value is missing. */
+ * did, 0 when argv[*i] is something else, -1 when the value is missing,
+ * -2 when it is not a valid duration. */
 int kube_cli_option(int argc, char **argv, int *i, kc_options *o);
+/* The usage error for a kube_cli_option result below 0; returns 2. */
+int kube_cli_option_error(const char *cmd, int k, const char *arg);
 
 /* Resolves the kubeconfig and opens a client; prints what went wrong and
  * returns EXIT_CANNOT_TELL, or EXIT_HOLDS. */
@@ -39,6 +42,10 @@ typedef struct kube_cli_object {
  * given. */
 int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
                          void (*usage)(FILE *), const char *missing, kube_cli_object *o);
+
+/* Whether `name` can name an object ("", "." and ".." cannot); prints
+ * the usage error for `cmd` when not. `what` is "pod", "namespace"... */
+bool kube_cli_name_ok(const char *cmd, const char *what, const char *name);
 
 /* The API path of the target: `format` holds two %s, the escaped
  * namespace (the target's, else the context's) and the escaped name;

@@ -184,6 +184,8 @@ static int configure_handle(kc_client *c, gp_error *err)
         rc |= set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_pem, cfg->key_pem_len);
         rc |= curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
+    /* a path is sent as given: "/pods/.." must not become "/" */
+    rc |= curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
     if (cfg->insecure_skip_tls_verify) {
         rc |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         rc |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -215,6 +217,12 @@ kc_result kc_client_new(const kc_config *cfg, kc_client **out, gp_error *err)
     }
     if (!cfg || !cfg->server || !cfg->server[0]) {
         gp_error_set(err, NULL, 0, 0, "no server to talk to: the kubeconfig names none");
+        return KC_UNREACHABLE;
+    }
+    /* a line break in a token would end the header and start another */
+    if (cfg->token && strpbrk(cfg->token, "\r\n")) {
+        gp_error_set(err, NULL, 0, 0, "the bearer token of user \"%s\" holds a line break",
+                     cfg->user_name ? cfg->user_name : "");
         return KC_UNREACHABLE;
     }
     kc_client *c = calloc(1, sizeof *c);

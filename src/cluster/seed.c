@@ -20,6 +20,7 @@ void gc_seed_defaults(gc_seed *s)
 
 void gc_seed_lab(gc_seed *s)
 {
+    s->lab = true;
     s->nodes = 3;
     s->prefix = "lab-node-";
     s->cpu = "16";
@@ -203,10 +204,14 @@ json_t *gc_seed_node(const gc_seed *s, int index)
         "kubeProxyVersion", "v1.32.0-kwok", "containerRuntimeVersion", "containerd://1.7.24",
         "kernelVersion", "6.1.0-kwok", "osImage", "Debian GNU/Linux 12 (bookworm)", "machineID", "",
         "runtimeHandlers", runtime_handlers(s->runtime_handlers));
-    return json_pack("{s:s, s:s, s:{s:s, s:o, s:{s:s, s:s}}, s:o, s:o}", "apiVersion", "v1", "kind",
-                     "Node", "metadata", "name", name, "labels", labels, "annotations",
-                     "kwok.x-k8s.io/node", "fake", "node.alpha.kubernetes.io/ttl", "0", "spec",
-                     spec, "status", status);
+    json_t *node = json_pack("{s:s, s:s, s:{s:s, s:o, s:{s:s, s:s}}, s:o, s:o}", "apiVersion", "v1",
+                             "kind", "Node", "metadata", "name", name, "labels", labels,
+                             "annotations", "kwok.x-k8s.io/node", "fake",
+                             "node.alpha.kubernetes.io/ttl", "0", "spec", spec, "status", status);
+    if (node && s->lab)
+        json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
+                            GC_SEED_LAB_ANNOTATION, json_string("true"));
+    return node;
 }
 
 /* POST unless it exists: 201 and 409 both mean it is there now. */

@@ -16,6 +16,9 @@
 
 #define GC_SEED_MAX_ITEMS 16
 
+/* Marks a node as one of the lab's three (gpuop lab owns and reshapes it). */
+#define GC_SEED_LAB_ANNOTATION "gpuop.io/lab-node"
+
 typedef struct gc_seed {
     int nodes;          /* how many fake nodes; 0 for none */
     const char *prefix; /* node names: PREFIX0, PREFIX1, ... */
@@ -30,6 +33,7 @@ typedef struct gc_seed {
     /* How the cluster behaves, passed the same way: */
     bool no_controllers; /* --no-controllers: the API server alone */
     bool runtime_check;  /* --kubelet-runtime-check: see controllers.h */
+    bool lab;            /* --lab: nodes carry GC_SEED_LAB_ANNOTATION */
 } gc_seed;
 
 /* The defaults: no nodes; a node would be kwok-node-N with cpu 32, memory

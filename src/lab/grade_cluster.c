@@ -363,14 +363,14 @@ static void grade_step5_cluster(grader *g)
     char pointer[256], buf[64];
     const json_t *lim = container_resource(at(pod, "spec"), "limits", "nvidia.com/gpu", pointer,
                                            sizeof pointer, "spec");
-    bool ok = is_object(pod) && rcn && strcmp(rcn, "nvidia") == 0 &&
-              quantity_equals(scalar_text(lim, buf, sizeof buf), "1");
+    const char *gpus = scalar_text(lim, buf, sizeof buf);
+    bool ok = is_object(pod) && rcn && strcmp(rcn, "nvidia") == 0 && quantity_equals(gpus, "1");
     char observed[256];
     if (!is_object(pod))
         snprintf(observed, sizeof observed, "%s", _("not found"));
     else
         snprintf(observed, sizeof observed, "runtimeClassName=%s, nvidia.com/gpu=%s",
-                 rcn ? rcn : "-", scalar_text(lim, buf, sizeof buf) ? buf : "-");
+                 rcn ? rcn : "-", gpus ? gpus : "-");
     cond(g, "cluster.pod", ok, "pod/gpu-lab/cuda-probe",
          "runtimeClassName=nvidia, nvidia.com/gpu=1", observed, N_("Apply the pod file."));
 }

@@ -25,10 +25,8 @@ static json_t *node_for(const lab_params *p, int index)
     s.cpu = cpu;
     s.memory = memory;
     s.pods = pods;
-    json_t *node = gc_seed_node(&s, index);
-    json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
-                        LAB_NODE_ANNOTATION, json_string("true"));
-    return node;
+    s.lab = true;
+    return gc_seed_node(&s, index);
 }
 
 static bool is_lab_node(const json_t *node)
@@ -82,10 +80,57 @@ static kc_result reshape(kc_client *c, const lab_params *p, const char *name, gp
     return r;
 }
 
+static const char *const STEP_OBJECTS[] = {LAB_PATH_DAEMONSET, LAB_PATH_CONFIGMAP,
+                                           LAB_PATH_GPU_LAB_NS, LAB_PATH_RUNTIMECLASS};
+#define N_STEP_OBJECTS (sizeof STEP_OBJECTS / sizeof STEP_OBJECTS[0])
+
+/* Whether `lab up` marked this cluster as the lab's. */
+static kc_result marked(kc_client *c, bool *yes, gp_error *err)
+{
+    json_t *m = NULL;
+    kc_result r = get_optional(c, LAB_PATH_MARKER, &m, err);
+    *yes = m != NULL;
+    json_decref(m);
+    return r;
+}
+
+/* The first time: no step object may exist yet (it would be someone
+ * else's), then the marker. `created_ns` says whether the lab made
+ * gpu-operator, so that down on another cluster takes it away again. */
+static kc_result claim(kc_client *c, bool created_ns, gp_error *err)
+{
+    bool yes;
+    kc_result r = marked(c, &yes, err);
+    if (r != KC_OK || yes) return r;
+    for (size_t i = 0; i < N_STEP_OBJECTS; i++) {
+        json_t *obj = NULL;
+        if ((r = get_optional(c, STEP_OBJECTS[i], &obj, err)) != KC_OK) return r;
+        json_decref(obj);
+        if (!obj) continue;
+        gp_error_set(err, NULL, 0, 0,
+                     "%s exists and was not made by the lab: the lab's steps would change and "
+                     "delete it. Run the lab on a cluster of its own (kwok), or remove it",
+                     STEP_OBJECTS[i]);
+        return KC_CONFLICT;
+    }
+    json_t *cm =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                  "metadata", "name", "gpuop-lab", "namespace", "gpu-operator", "data", "owner",
+                  "gpuop lab", "created-namespace", created_ns ? "true" : "false");
+    r = kc_create(c, "/api/v1/namespaces/gpu-operator/configmaps", cm, NULL, err);
+    json_decref(cm);
+    return r == KC_CONFLICT ? KC_OK : r;
+}
+
 kc_result lab_cluster_prepare(kc_client *c, const lab_params *p, gp_error *err)
 {
-    kc_result r = ensure_namespace(c, "gpu-operator", err);
-    if (r != KC_OK) return r;
+    json_t *ns = NULL;
+    kc_result r = get_optional(c, LAB_PATH_OPERATOR_NS, &ns, err);
+    bool had_ns = ns != NULL;
+    json_decref(ns);
+    if (r != KC_OK || (r = ensure_namespace(c, "gpu-operator", err)) != KC_OK ||
+        (r = claim(c, !had_ns, err)) != KC_OK)
+        return r;
     for (int i = 0; i < LAB_NODES; i++) {
         char path[128];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
@@ -157,17 +202,25 @@ static kc_result unadvertise(kc_client *c, const char *node, gp_error *err)
 kc_result lab_cluster_reset(kc_client *c, const lab_params *p, gp_error *err)
 {
     (void)p;
-    static const char *const step_objects[] = {LAB_PATH_DAEMONSET, LAB_PATH_CONFIGMAP,
-                                               LAB_PATH_GPU_LAB_NS, LAB_PATH_RUNTIMECLASS};
-    for (size_t i = 0; i < sizeof step_objects / sizeof step_objects[0]; i++) {
-        kc_result r = delete_and_wait(c, step_objects[i], err);
+    bool yes;
+    kc_result r = marked(c, &yes, err);
+    if (r != KC_OK) return r;
+    if (!yes) {
+        gp_error_set(err, NULL, 0, 0,
+                     "this cluster has no %s: 'gpuop lab up' did not prepare it, so the lab "
+                     "deletes nothing there",
+                     "configmap gpu-operator/gpuop-lab");
+        return KC_CONFLICT;
+    }
+    for (size_t i = 0; i < N_STEP_OBJECTS; i++) {
+        r = delete_and_wait(c, STEP_OBJECTS[i], err);
         if (r != KC_OK) return r;
     }
     for (int i = 0; i < LAB_NODES; i++) {
         char path[128];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
         json_t *node = NULL;
-        kc_result r = get_optional(c, path, &node, err);
+        r = get_optional(c, path, &node, err);
         if (r != KC_OK) return r;
         bool ours = node && is_lab_node(node);
         json_decref(node);
@@ -180,8 +233,14 @@ kc_result lab_cluster_reset(kc_client *c, const lab_params *p, gp_error *err)
 
 kc_result lab_cluster_remove(kc_client *c, const lab_params *p, gp_error *err)
 {
-    kc_result r = lab_cluster_reset(c, p, err);
+    json_t *marker = NULL;
+    kc_result r = get_optional(c, LAB_PATH_MARKER, &marker, err);
     if (r != KC_OK) return r;
+    const char *made =
+        json_string_value(json_object_get(json_object_get(marker, "data"), "created-namespace"));
+    bool created_ns = made && strcmp(made, "true") == 0;
+    json_decref(marker);
+    if ((r = lab_cluster_reset(c, p, err)) != KC_OK) return r;
     for (int i = 0; i < LAB_NODES; i++) {
         char path[128];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
@@ -194,6 +253,8 @@ kc_result lab_cluster_remove(kc_client *c, const lab_params *p, gp_error *err)
         r = kc_delete(c, path, NULL, err);
         if (r != KC_OK && r != KC_NOT_FOUND) return r;
     }
+    r = delete_and_wait(c, created_ns ? LAB_PATH_OPERATOR_NS : LAB_PATH_MARKER, err);
+    if (r != KC_OK) return r;
     return KC_OK;
 }
 

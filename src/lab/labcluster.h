@@ -6,16 +6,22 @@
  * it, and the objects its steps name (namespace gpu-lab, RuntimeClass
  * nvidia, ConfigMap gpu-operator/time-slicing-config, DaemonSet
  * gpu-operator/nvidia-container-toolkit). Nothing else is read for
- * writing, changed or deleted. */
+ * writing, changed or deleted.
+ *
+ * Those step objects carry names a real GPU cluster uses too (the GPU
+ * Operator makes RuntimeClass nvidia). So `lab up` refuses a cluster where
+ * any of them exists before the lab, and leaves a marker, the ConfigMap
+ * gpu-operator/gpuop-lab; reset and down act only where the marker is. */
 #ifndef GPUOP_LAB_LABCLUSTER_H
 #define GPUOP_LAB_LABCLUSTER_H
 
 #include <jansson.h>
 
 #include "client/rest.h"
+#include "cluster/seed.h"
 #include "lab/lab.h"
 
-#define LAB_NODE_ANNOTATION "gpuop.io/lab-node"
+#define LAB_NODE_ANNOTATION GC_SEED_LAB_ANNOTATION
 #define LAB_NODES           3
 
 /* "lab-node-0".."lab-node-2" */
@@ -51,5 +57,6 @@ kc_result lab_cluster_snapshot(kc_client *c, json_t **snapshot, gp_error *err);
 #define LAB_PATH_CONFIGMAP    "/api/v1/namespaces/gpu-operator/configmaps/time-slicing-config"
 #define LAB_PATH_DAEMONSET                                                                         \
     "/apis/apps/v1/namespaces/gpu-operator/daemonsets/nvidia-container-toolkit"
+#define LAB_PATH_MARKER "/api/v1/namespaces/gpu-operator/configmaps/gpuop-lab"
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/file.h"
 
@@ -22,6 +23,13 @@ static void add_line(lab_outfile *f, unsigned number, const char *start, size_t 
 int lab_outfile_read(const char *path, lab_outfile *out, gp_error *err)
 {
     memset(out, 0, sizeof *out);
+    /* an answer is a few lines: a device, a FIFO or a huge file is not one */
+    struct stat st;
+    if (stat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > LAB_OUTFILE_MAX)) {
+        gp_error_set(err, path, 0, 0, "not a small regular file (at most %d bytes)",
+                     LAB_OUTFILE_MAX);
+        return -1;
+    }
     size_t len = 0;
     char *text = gp_read_file(path, &len, err);
     if (!text) return -1;

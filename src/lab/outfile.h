@@ -6,6 +6,9 @@
 
 #include "util/error.h"
 
+/* The largest output file read: an answer is a few short lines. */
+#define LAB_OUTFILE_MAX (1 << 20)
+
 typedef struct lab_line {
     unsigned number; /* 1-based */
     char *text;      /* without the newline or a trailing '\r' */

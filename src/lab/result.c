@@ -1,6 +1,9 @@
 /* The grader's result objects (lab.h). */
 #include "lab/lab.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "util/i18n.h"
 
 /* The Korean seed's own names for the steps ("참고"), in English. */
@@ -20,19 +23,46 @@ const char *lab_step_title(int step)
     return step >= 1 && step <= LAB_STEPS ? titles[step - 1] : "";
 }
 
+/* `s` as a JSON string, each byte that is not part of valid UTF-8 shown as
+ * '?': a learner's file may be in another encoding, or cut mid-character,
+ * and the rest of what it says still matters. */
+static json_t *text_value(const char *s)
+{
+    if (!s) return json_string("");
+    json_t *v = json_string(s);
+    if (v) return v;
+    size_t n = strlen(s);
+    char *copy = malloc(n + 1);
+    if (!copy) return NULL;
+    for (size_t i = 0; i < n;) {
+        /* the longest valid prefix from i, one character at a time */
+        size_t len = (unsigned char)s[i] < 0x80    ? 1
+                     : (unsigned char)s[i] >= 0xf0 ? 4
+                     : (unsigned char)s[i] >= 0xe0 ? 3
+                     : (unsigned char)s[i] >= 0xc0 ? 2
+                                                   : 0;
+        json_t *ch = len && i + len <= n ? json_stringn(s + i, len) : NULL;
+        if (ch) {
+            memcpy(copy + i, s + i, len);
+            json_decref(ch);
+            i += len;
+        } else {
+            copy[i++] = '?';
+        }
+    }
+    copy[n] = '\0';
+    v = json_string(copy);
+    free(copy);
+    return v;
+}
+
 void lab_condition(json_t *conditions, const char *code, bool passed, const char *where,
                    const char *expected, const char *observed, const char *hint)
 {
-    json_t *c = json_pack("{s:s, s:b, s:s, s:s, s:s, s:s}", "code", code ? code : "", "passed",
-                          passed, "where", where ? where : "", "expected", expected ? expected : "",
-                          "observed", observed ? observed : "", "hint", hint ? hint : "");
-    /* json_pack refuses text that is not UTF-8, e.g. a learner's file in
-     * another encoding: keep the condition, without the bad text. */
-    if (!c)
-        c = json_pack("{s:s, s:b, s:s, s:s, s:s, s:s}", "code", code ? code : "", "passed", passed,
-                      "where", "", "expected", "", "observed", "(not UTF-8)", "hint",
-                      hint ? hint : "");
-    json_array_append_new(conditions, c);
+    json_t *c = json_pack("{s:o, s:b, s:o, s:o, s:o, s:o}", "code", text_value(code), "passed",
+                          passed, "where", text_value(where), "expected", text_value(expected),
+                          "observed", text_value(observed), "hint", text_value(hint));
+    if (c) json_array_append_new(conditions, c);
 }
 
 json_t *lab_step_result(int step, const char *title, json_t *conditions)

@@ -194,13 +194,37 @@ static json_t *get_or_null(solver *s, const char *path, kc_result *r)
 
 /* ---- applying ------------------------------------------------------------ */
 
+/* Deletes and waits until the object is gone (grace periods included). */
+static int delete_and_wait(solver *s, const char *path)
+{
+    kc_result r = kc_delete(s->c, path, NULL, s->err);
+    if (r != KC_OK && r != KC_NOT_FOUND) return -1;
+    for (int i = 0; i < 600; i++) {
+        json_t *obj = get_or_null(s, path, &r);
+        if (r != KC_OK) return -1;
+        if (!obj) return 0;
+        json_decref(obj);
+        sleep_ms(100);
+    }
+    gp_error_set(s->err, NULL, 0, 0, "%s is still there a minute after its deletion", path);
+    return -1;
+}
+
 /* Creates obj at `collection`, or, when it exists, merges it over the live
- * object (what `kubectl apply` amounts to for these small objects). */
-static int apply(solver *s, const char *collection, const char *path, const json_t *obj)
+ * object (what `kubectl apply` amounts to for these small objects). A live
+ * object that `differs` says cannot be patched into shape (a RuntimeClass's
+ * handler, a pod's spec are immutable) is deleted and created again. */
+static int apply_checked(solver *s, const char *collection, const char *path, const json_t *obj,
+                         bool (*differs)(const json_t *live))
 {
     kc_result r;
     json_t *live = get_or_null(s, path, &r);
     if (r != KC_OK) return -1;
+    if (live && differs && differs(live)) {
+        json_decref(live);
+        if (delete_and_wait(s, path) != 0) return -1;
+        live = NULL;
+    }
     if (!live) {
         r = kc_create(s->c, collection, obj, NULL, s->err);
         return r == KC_OK || r == KC_CONFLICT ? 0 : -1;
@@ -212,6 +236,32 @@ static int apply(solver *s, const char *collection, const char *path, const json
     r = kc_patch(s->c, path, KC_PATCH_STRATEGIC, patch, NULL, s->err);
     json_decref(patch);
     return r == KC_OK ? 0 : -1;
+}
+
+static int apply(solver *s, const char *collection, const char *path, const json_t *obj)
+{
+    return apply_checked(s, collection, path, obj, NULL);
+}
+
+static bool runtimeclass_differs(const json_t *live)
+{
+    const char *h = json_string_value(json_object_get(live, "handler"));
+    return !h || strcmp(h, "nvidia") != 0;
+}
+
+/* The step's pod: runtimeClassName nvidia and one GPU; anything else in a
+ * pod's spec cannot be patched. */
+static bool pod_differs(const json_t *live)
+{
+    const json_t *spec = json_object_get(live, "spec");
+    const char *rc = json_string_value(json_object_get(spec, "runtimeClassName"));
+    const json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+    const json_t *gpu = json_object_get(json_object_get(json_object_get(c, "resources"), "limits"),
+                                        "nvidia.com/gpu");
+    const char *g = json_string_value(gpu);
+    bool one = (g && strcmp(g, "1") == 0) || (json_is_integer(gpu) && json_integer_value(gpu) == 1);
+    return !rc || strcmp(rc, "nvidia") != 0 || !one ||
+           json_array_size(json_object_get(spec, "containers")) != 1;
 }
 
 static int advertise(solver *s, const char *node, int count)
@@ -247,14 +297,23 @@ static int scheduler_verdict(solver *s, char **reason, char **message)
     {
         const char *type = json_string_value(json_object_get(c, "type"));
         const char *status = json_string_value(json_object_get(c, "status"));
+        const char *why = json_string_value(json_object_get(c, "reason"));
+        const char *msg = json_string_value(json_object_get(c, "message"));
         if (type && strcmp(type, "PodScheduled") == 0 && status && strcmp(status, "False") == 0 &&
-            json_string_value(json_object_get(c, "message"))) {
-            *reason = strdup(json_string_value(json_object_get(c, "reason")));
-            *message = strdup(json_string_value(json_object_get(c, "message")));
+            msg) {
+            free(*reason);
+            free(*message);
+            *reason = strdup(why ? why : "Unschedulable");
+            *message = strdup(msg);
         }
     }
+    char uid[128] = "";
+    snprintf(uid, sizeof uid, "%s",
+             str_at2(pod, "metadata", "uid") ? str_at2(pod, "metadata", "uid") : "");
     json_decref(pod);
-    if (*message) return 0;
+    /* No pod, no verdict: an event of an earlier pod of the name is not
+     * this pod's record. */
+    if (*message || !uid[0]) return 0;
     json_t *events = NULL;
     if (kc_list_all(
             s->c,
@@ -266,7 +325,8 @@ static int scheduler_verdict(solver *s, char **reason, char **message)
     {
         const char *why = json_string_value(json_object_get(ev, "reason"));
         const char *msg = json_string_value(json_object_get(ev, "message"));
-        if (why && strcmp(why, "FailedScheduling") == 0 && msg) {
+        const char *of = str_at2(ev, "involvedObject", "uid");
+        if (why && strcmp(why, "FailedScheduling") == 0 && msg && of && strcmp(of, uid) == 0) {
             free(*message);
             *message = strdup(msg);
         }
@@ -287,17 +347,6 @@ static int verdict_ready(solver *s, void *arg)
     return ok;
 }
 
-static int pod_scheduled(solver *s, void *arg)
-{
-    (void)arg;
-    kc_result r;
-    json_t *pod = get_or_null(s, LAB_PATH_POD, &r);
-    if (r != KC_OK) return -1;
-    bool on = str_at2(pod, "spec", "nodeName") != NULL;
-    json_decref(pod);
-    return on;
-}
-
 /* Step 5's state has no GPU advertised anywhere: when the pod would land
  * at once (a later step's state), the advertisement goes first so that the
  * scheduler can write the verdict the step is about. */
@@ -309,19 +358,17 @@ static int ensure_unschedulable_record(solver *s)
     free(reason);
     free(message);
     if (have) return 0;
-    if (pod_scheduled(s, NULL) == 1) {
-        for (int i = 0; i < LAB_NODES; i++) {
-            char path[128];
-            snprintf(path, sizeof path, "/api/v1/nodes/%s/status", lab_node_name(i));
-            json_t *patch = json_pack("{s:{s:{s:n}, s:{s:n}}}", "status", "capacity",
-                                      "nvidia.com/gpu", "allocatable", "nvidia.com/gpu");
-            kc_result r = kc_patch(s->c, path, KC_PATCH_MERGE, patch, NULL, s->err);
-            json_decref(patch);
-            if (r != KC_OK) return -1;
-        }
-        if (kc_delete(s->c, LAB_PATH_POD, NULL, s->err) != KC_OK) return -1;
+    /* The pod is (re)created where no node advertises the resource. */
+    for (int i = 0; i < LAB_NODES; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/api/v1/nodes/%s/status", lab_node_name(i));
+        json_t *patch = json_pack("{s:{s:{s:n}, s:{s:n}}}", "status", "capacity", "nvidia.com/gpu",
+                                  "allocatable", "nvidia.com/gpu");
+        kc_result r = kc_patch(s->c, path, KC_PATCH_MERGE, patch, NULL, s->err);
+        json_decref(patch);
+        if (r != KC_OK) return -1;
     }
-    return 1;
+    return delete_and_wait(s, LAB_PATH_POD) == 0 ? 1 : -1;
 }
 
 static int solve_step5(solver *s)
@@ -334,21 +381,19 @@ static int solve_step5(solver *s)
                            "metadata", "name", "gpu-lab");
     int a = apply(s, "/api/v1/namespaces", LAB_PATH_GPU_LAB_NS, ns);
     json_decref(ns);
-    if (a != 0 || apply(s, "/apis/node.k8s.io/v1/runtimeclasses", LAB_PATH_RUNTIMECLASS, rc) != 0)
+    if (a != 0 || apply_checked(s, "/apis/node.k8s.io/v1/runtimeclasses", LAB_PATH_RUNTIMECLASS, rc,
+                                runtimeclass_differs) != 0)
         goto out;
+    /* A pod of the name that is not the step's cannot be patched into it. */
+    kc_result pr;
+    json_t *live_pod = get_or_null(s, LAB_PATH_POD, &pr);
+    if (pr != KC_OK) goto out;
+    bool wrong = live_pod && pod_differs(live_pod);
+    json_decref(live_pod);
+    if (wrong && delete_and_wait(s, LAB_PATH_POD) != 0) goto out;
     int need = ensure_unschedulable_record(s);
     if (need < 0) goto out;
     if (need == 1) {
-        /* A pod that exists but got deleted above is re-created; wait for it
-         * to be gone first (grace period). */
-        kc_result r;
-        json_t *old;
-        for (int i = 0; i < 300 && (old = get_or_null(s, LAB_PATH_POD, &r)) != NULL; i++) {
-            const char *uid = str_at2(old, "metadata", "deletionTimestamp");
-            json_decref(old);
-            if (!uid) break;
-            sleep_ms(100);
-        }
         if (apply(s, "/api/v1/namespaces/gpu-lab/pods", LAB_PATH_POD, pod) != 0) goto out;
         if (wait_for(s, _("waiting for the scheduler's verdict on gpu-lab/cuda-probe"), 60,
                      verdict_ready, NULL) != 1)
@@ -356,6 +401,12 @@ static int solve_step5(solver *s)
     }
     char *reason, *message;
     if (scheduler_verdict(s, &reason, &message) != 0) goto out;
+    if (!message) {
+        gp_error_set(s->err, NULL, 0, 0, "the scheduler has not written a verdict on %s",
+                     "gpu-lab/cuda-probe");
+        free(reason);
+        goto out;
+    }
     char *text = NULL;
     if (format_text(&text, "%s\n%s\n", reason, message) >= 0) {
         rc_ok = lab_write_answer(s->root, "out/unscheduled.txt", text, 0644, s->err);

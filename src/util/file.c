@@ -83,6 +83,10 @@ static bool write_all(int fd, const char *p, size_t len)
 
 int gp_mkdirs(const char *dir, mode_t mode, gp_error *err)
 {
+    if (!*dir) {
+        gp_error_set(err, NULL, 0, 0, "no directory named");
+        return -1;
+    }
     char *copy = strdup(dir);
     if (!copy) {
         gp_error_set(err, dir, 0, 0, "out of memory");
@@ -168,8 +172,19 @@ int gp_create_new(const char *path, const char *text, size_t len, mode_t mode, g
     if (!tmp) return -1;
     /* link() never replaces: a file that appeared meanwhile stays. */
     int rc = link(tmp, path) == 0 ? 0 : errno == EEXIST ? 1 : -1;
-    if (rc < 0) gp_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
     unlink(tmp);
+    if (rc < 0 && (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP)) {
+        /* a file system without hard links: exclusive create, then write */
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd < 0 && errno == EEXIST) {
+            rc = 1;
+        } else if (fd >= 0) {
+            bool ok = write_all(fd, text, len) && fsync(fd) == 0;
+            rc = close(fd) == 0 && ok ? 0 : -1;
+            if (rc < 0) unlink(path);
+        }
+    }
+    if (rc < 0) gp_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
     free(tmp);
     if (rc == 0) fsync_dir_of(path);
     return rc;

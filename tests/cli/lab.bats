@@ -72,6 +72,49 @@ passed = [s["step"] for s in doc["steps"] if s["passed"]]
 assert passed == [1, 2, 3, 4], passed'
 }
 
+@test "solve repairs what cannot be patched: a wrong RuntimeClass handler, a wrong pod" {
+    kubectl create namespace gpu-lab >/dev/null
+    kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: nvidia
+handler: runc
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cuda-probe
+  namespace: gpu-lab
+spec:
+  containers:
+  - name: cuda
+    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+    resources:
+      limits:
+        nvidia.com/gpu: 2
+YAML
+    run "$GPUOP" lab solve 5 --root "$ROOT"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(kubectl get runtimeclass nvidia -o jsonpath='{.handler}')" = nvidia ]
+    [ "$(kubectl get pod -n gpu-lab cuda-probe -o jsonpath='{.spec.runtimeClassName} {.spec.containers[0].resources.limits.nvidia\.com/gpu}')" = "nvidia 1" ]
+    run "$GPUOP" lab check 5 --root "$ROOT"
+    [ "$status" -eq 0 ]
+}
+
+@test "bad roots: empty is refused, a trailing slash is the same workspace, a non-UTF-8 one cannot crash -o json" {
+    run "$GPUOP" lab status --root ""
+    [ "$status" -eq 2 ]
+    run "$GPUOP" lab status --root "$ROOT/"
+    [ "$status" -eq 0 ]
+    bad=$LAB_TMP/$'w\xff'
+    "$GPUOP" lab init --root "$bad" >/dev/null
+    run "$GPUOP" lab check 1 --root "$bad" -o json
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"UTF-8"* ]]
+}
+
 @test "solve 8 ends with 8/8 and the states kubectl shows" {
     run "$GPUOP" lab solve --root "$ROOT"
     echo "$output"
@@ -82,7 +125,7 @@ assert passed == [1, 2, 3, 4], passed'
     [[ "$output" == *"Result: 8/8 steps passed"* ]]
     [ "$(kubectl get pod -n gpu-lab cuda-probe -o jsonpath='{.spec.nodeName} {.status.phase}')" = "lab-node-0 Running" ]
     # The unscheduled verdict is the scheduler's own, word for word.
-    kubectl get events -n gpu-lab --field-selector reason=FailedScheduling -o jsonpath='{.items[*].message}' >"$LAB_TMP/msg"
+    kubectl get events -n gpu-lab --field-selector reason=FailedScheduling -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' >"$LAB_TMP/msg"
     grep -qxF "$(sed -n 2p "$ROOT/out/unscheduled.txt")" "$LAB_TMP/msg"
     # The node table is what kubectl shows.
     diff <(kubectl get nodes -o custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu | tr -s ' ') \

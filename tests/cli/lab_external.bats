@@ -60,3 +60,23 @@ teardown_file() {
     # The server still runs: down on another cluster never stops it.
     kubectl --kubeconfig "$KC" get ns default
 }
+
+@test "a cluster that already has a step's object (the GPU Operator's RuntimeClass) is refused, untouched" {
+    kubectl --kubeconfig "$KC" apply -f - >/dev/null <<'YAML'
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: nvidia
+handler: nvidia
+YAML
+    rv=$(kubectl --kubeconfig "$KC" get runtimeclass nvidia -o jsonpath='{.metadata.resourceVersion}')
+    run "$GPUOP" lab up --root "$EXT_TMP/taken" --kubeconfig "$KC"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"runtimeclasses/nvidia exists and was not made by the lab"* ]]
+    [ ! -e "$EXT_TMP/taken/.gpuop-lab-cluster.json" ]
+    # reset and down find no marker and delete nothing either
+    run "$GPUOP" lab reset --root "$EXT_TMP/taken" --kubeconfig "$KC"
+    [ "$status" -eq 2 ]
+    [ "$(kubectl --kubeconfig "$KC" get runtimeclass nvidia -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ]
+    kubectl --kubeconfig "$KC" delete runtimeclass nvidia >/dev/null
+}

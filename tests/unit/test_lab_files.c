@@ -836,9 +836,25 @@ static void check_script_is_the_cli_script(void **state)
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
+/* A learner's line in another encoding, or cut mid-character, keeps the
+ * condition and the rest of its text: bad bytes read as '?'. */
+static void condition_text_not_utf8(void **state)
+{
+    (void)state;
+    json_t *conds = json_array();
+    lab_condition(conds, "out.x", false, "out/x.txt:1", "K=\xc3\xa9", "K=caf\xe9 \xe2\x82", "h");
+    const json_t *c = json_array_get(conds, 0);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "where")), "out/x.txt:1");
+    assert_string_equal(json_string_value(json_object_get(c, "expected")), "K=\xc3\xa9");
+    assert_string_equal(json_string_value(json_object_get(c, "observed")), "K=caf? ??");
+    json_decref(conds);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(condition_text_not_utf8),
         cmocka_unit_test(params_seed_zero_is_the_seeds_story),
         cmocka_unit_test(params_other_seeds_change_the_numbers),
         cmocka_unit_test(step_texts_carry_root_and_numbers),
