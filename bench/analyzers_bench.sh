@@ -118,19 +118,6 @@ url=https://127.0.0.1:$(cat "$cluster/port")
 server_pid=$(cat "$cluster/apiserver.pid")
 mark cluster-up
 
-# "rss_kib=N hwm_kib=N" of the server (nothing once it is gone).
-memory() {
-    local key value rest rss=0 hwm=0
-    [ -r "/proc/$server_pid/status" ] || return 0
-    while read -r key value rest; do
-        case $key in
-        VmRSS:) rss=$value ;;
-        VmHWM:) hwm=$value ;;
-        esac
-    done <"/proc/$server_pid/status"
-    echo "rss_kib=$rss hwm_kib=$hwm"
-}
-
 # NAME FILE THREADS: sends the requests of FILE; false (noted) on errors.
 load() {
     local name=$1 file=$2 n=$3

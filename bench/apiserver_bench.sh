@@ -103,33 +103,6 @@ start_server() {
     server_pid=$!
 }
 
-# True while the server runs; otherwise notes how it ended (once). An exited
-# child stays a zombie until waited for, and kill -0 succeeds on a zombie.
-server_alive() {
-    [ -n "$server_pid" ] || return 1
-    local stat=
-    read -r stat 2>/dev/null <"/proc/$server_pid/stat" || true
-    stat=${stat##*) }
-    [ -n "$stat" ] && [ "${stat:0:1}" != Z ] && return 0
-    local rc=0 why
-    wait "$server_pid" || rc=$?
-    why="exited with status $rc"
-    [ "$rc" -ne 0 ] || why="exited with status 0, as on SIGTERM or SIGINT: another process signalled it"
-    [ "$rc" -le 128 ] || why="was killed by signal $((rc - 128))"
-    problem "the server (pid $server_pid) $why during '$1'; its log: $(tail -n 5 "$work/server.log" | tr '\n' ' ')"
-    server_pid=
-    return 1
-}
-
-stop_server() {
-    server_alive "$1" || return 0
-    local rc=0
-    kill -TERM "$server_pid"
-    wait "$server_pid" || rc=$?
-    [ "$rc" -eq 0 ] || problem "the server exited with status $rc on SIGTERM after '$1'"
-    server_pid=
-}
-
 # Waits until the server started at start_us answers; KEY=VALUE output of
 # apiload ready on stdout. False (noted) when it does not.
 wait_ready() {
@@ -137,29 +110,6 @@ wait_ready() {
     "$apiload" ready "$url" "$dir" "$since" 10 2>>"$log" && return 0
     problem "the server on $dir did not get ready: $(tail -n 1 "$log")"
     return 1
-}
-
-# "rss_kib=N hwm_kib=N" of the server (nothing once it is gone).
-memory() {
-    local key value rest rss=0 hwm=0
-    [ -r "/proc/$server_pid/status" ] || return 0
-    while read -r key value rest; do
-        case $key in
-        VmRSS:) rss=$value ;;
-        VmHWM:) hwm=$value ;;
-        esac
-    done <"/proc/$server_pid/status"
-    echo "rss_kib=$rss hwm_kib=$hwm"
-}
-
-# User+system CPU of the server in clock ticks, into $cpu_ticks.
-server_cpu() {
-    local stat
-    read -r stat <"/proc/$server_pid/stat" || stat=
-    stat=${stat##*) }
-    # shellcheck disable=SC2086 # the fields of /proc/PID/stat
-    set -- $stat
-    cpu_ticks=$((${12:-0} + ${13:-0}))
 }
 
 # POINT: appends the server's memory now to memory.txt.

@@ -118,56 +118,6 @@ start_server() {
     return 1
 }
 
-# True while the server runs; otherwise notes how it ended (once). An exited
-# child stays a zombie until waited for, and kill -0 succeeds on a zombie.
-server_alive() {
-    [ -n "$server_pid" ] || return 1
-    local stat=
-    read -r stat 2>/dev/null <"/proc/$server_pid/stat" || true
-    stat=${stat##*) }
-    [ -n "$stat" ] && [ "${stat:0:1}" != Z ] && return 0
-    local rc=0 why
-    wait "$server_pid" || rc=$?
-    why="exited with status $rc"
-    [ "$rc" -le 128 ] || why="was killed by signal $((rc - 128))"
-    problem "the server (pid $server_pid) $why during '$1'; its log: $(tail -n 5 "$work"/server-*.log | tr '\n' ' ')"
-    server_pid=
-    return 1
-}
-
-stop_server() {
-    server_alive "$1" || return 0
-    local rc=0
-    kill -TERM "$server_pid"
-    wait "$server_pid" || rc=$?
-    [ "$rc" -eq 0 ] || problem "the server exited with status $rc on SIGTERM after '$1'"
-    server_pid=
-}
-
-# "rss_kib=N hwm_kib=N" of the server (nothing once it is gone).
-memory() {
-    local key value rest rss=0 hwm=0
-    [ -r "/proc/$server_pid/status" ] || return 0
-    while read -r key value rest; do
-        case $key in
-        VmRSS:) rss=$value ;;
-        VmHWM:) hwm=$value ;;
-        esac
-    done <"/proc/$server_pid/status"
-    echo "rss_kib=$rss hwm_kib=$hwm"
-}
-
-# User+system CPU of the server in clock ticks, into $cpu_ticks.
-server_cpu() {
-    local stat
-    cpu_ticks=0
-    read -r stat 2>/dev/null <"/proc/$server_pid/stat" || return 0
-    stat=${stat##*) }
-    # shellcheck disable=SC2086 # the fields of /proc/PID/stat
-    set -- $stat
-    cpu_ticks=$((${12:-0} + ${13:-0}))
-}
-
 # NAME OP ARGS...: one apiload run against the current server, its output
 # plus the server's CPU and wall time and its memory afterwards in NAME.out.
 phase() {
