@@ -408,23 +408,32 @@ static int keep_one(json_t *item, void *ud)
     return 0;
 }
 
-json_t *kc_fields_prune(const kc_fields *keep, const json_t *obj)
+json_t *kc_object_parse(const kc_fields *keep, const char *text, size_t len)
 {
-    json_t *doc = json_pack("{s:[O]}", "items", obj);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    if (!text) return NULL;
+    /* one object is a list of one: the same builder, with no copy of the
+     * text (three feeds) */
+    static const char head[] = "{\"items\":[", tail[] = "]}";
     json_t *out = NULL;
     kc_list_parser *p = kc_list_parser_new(keep, keep_one, &out);
     gp_error err;
     char *cont = NULL;
-    if (!p || kc_list_parser_feed(p, text, strlen(text), &err) < 0 ||
-        kc_list_parser_finish(p, &cont, &err) != 0) {
+    if (!p || kc_list_parser_feed(p, head, sizeof head - 1, &err) < 0 ||
+        kc_list_parser_feed(p, text, len, &err) < 0 ||
+        kc_list_parser_feed(p, tail, sizeof tail - 1, &err) < 0 ||
+        kc_list_parser_finish(p, &cont, &err) != 0 || !kc_list_parser_saw_items(p)) {
         json_decref(out);
         out = NULL;
     }
     free(cont);
     kc_list_parser_free(p);
+    return out;
+}
+
+json_t *kc_fields_prune(const kc_fields *keep, const json_t *obj)
+{
+    char *text = json_dumps(obj, JSON_COMPACT);
+    if (!text) return NULL;
+    json_t *out = kc_object_parse(keep, text, strlen(text));
     free(text);
     return out;
 }

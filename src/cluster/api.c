@@ -325,10 +325,15 @@ int gc_api_selectors(const gc_request *req, const gc_resource *r, kls_selector *
     return 0;
 }
 
-bool gc_api_matches(const json_t *index, const kls_selector *ls, const kfs_selector *fs)
+bool gc_api_matches(const gc_blob *index, const kls_selector *ls, const kfs_selector *fs)
 {
-    const json_t *labels = json_object_get(json_object_get(index, "metadata"), "labels");
-    return kls_matches(ls, labels) && kfs_matches(fs, index);
+    if (kls_is_empty(ls) && kfs_is_empty(fs)) return true;
+    json_t *idx = gc_index_parse(index);
+    if (!idx) return false;
+    const json_t *labels = json_object_get(json_object_get(idx, "metadata"), "labels");
+    bool match = kls_matches(ls, labels) && kfs_matches(fs, idx);
+    json_decref(idx);
+    return match;
 }
 
 /* "Pod" -> "PodList" envelope text up to the items. */

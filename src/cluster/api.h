@@ -56,7 +56,9 @@ struct kls_selector;
 struct kfs_selector;
 int gc_api_selectors(const gc_request *req, const gc_resource *r, struct kls_selector **ls,
                      struct kfs_selector **fs, gc_response *resp);
-bool gc_api_matches(const json_t *index, const struct kls_selector *ls,
+/* Whether a stored object's index (gc_object.index) passes both selectors;
+ * the index is parsed only when a selector has terms. */
+bool gc_api_matches(const gc_blob *index, const struct kls_selector *ls,
                     const struct kfs_selector *fs);
 
 /* Writes: create, update, patch, delete (api_write.c). */

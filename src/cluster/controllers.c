@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/list_stream.h"
 #include "cluster/api.h"
 #include "cluster/client.h"
 #include "cluster/daemonset.h"
@@ -12,6 +13,7 @@
 #include "cluster/kubelet.h"
 #include "cluster/sched.h"
 #include "cluster/table.h"
+#include "cluster/write_queue.h"
 
 /* kwok re-stamps node heartbeats every 20 s plus up to 25 s of jitter. */
 #define HEARTBEAT_SECONDS 20
@@ -22,7 +24,10 @@
  * controller get their turn, so a burst of pods starts running while the
  * rest are still being scheduled (kube-scheduler, too, binds one at a time
  * while the kubelets work). */
-#define MAX_BINDS_PER_PASS 200
+#define MAX_BINDS_PER_PASS 1000
+/* Threads that send the controllers' writes (write_queue.h): with the
+ * thread that decides, they keep both cores of a small machine busy. */
+#define WRITE_WORKERS 2
 /* Passes in a row that keep writing before the runtime takes a breath. */
 #define MAX_BUSY_PASSES 1000
 /* Event series remembered for counting repeats (client-go's correlator
@@ -54,6 +59,10 @@ struct gc_controllers {
     /* The objects of the last snapshot, parsed, by "group/resource|key":
      * [resourceVersion, object]. A pass re-parses only what has changed. */
     json_t *parsed;
+    kc_fields *settled_pod_fields, *metadata_fields;
+    json_t *terminating; /* names of the namespaces being deleted, this pass */
+    gc_write_queue *wq;
+    size_t failed_writes;  /* of this pass, found when the queue drains */
     uint64_t collected_at; /* the store's deletion count at the last full GC */
     bool collected_once;
 };
@@ -77,9 +86,109 @@ typedef struct snapshot {
     json_t *leases;
     json_t *node_index;  /* node name -> its position in nodes (an integer) */
     json_t *lease_index; /* node name -> its Lease in kube-node-lease */
-    json_t *pod_ips;     /* node name -> {ip: true} of its pods */
+    json_t *pod_ips;     /* node name -> {ip: true} of its pods; see pod_ips() */
     json_t *all;         /* [{resource, group, object}] for the garbage collector */
 } snapshot;
+
+/* How much of an object the cache keeps. A pod is whole while a controller
+ * may still act on it, and cut to what they read once it has settled
+ * (bound, Running with an address, not being deleted, not a DaemonSet's):
+ * at 150,000 pods the whole ones alone would take 2.6 GB. Of what only the
+ * garbage collector reads (events, leases...), metadata is enough. */
+typedef enum keep_policy {
+    KEEP_WHOLE,
+    KEEP_SETTLED_POD_FIELDS,
+    KEEP_METADATA,
+    /* metadata, of an object the collector has work with: one with owners,
+     * finalizers or a deletion, or in a namespace being deleted. The
+     * others (most events) are remembered as null: 150,000 events cost
+     * 200 MB parsed, and nothing reads them. */
+    KEEP_COLLECTABLE_METADATA,
+} keep_policy;
+
+/* What the controllers read of a settled pod: the scheduler its node,
+ * requests, host ports, priority and start (for preemption), the kubelet
+ * its address and deletion, the garbage collector its owners and
+ * finalizers, the DaemonSet controller its labels and owners (it adopts
+ * orphans its selector matches). */
+static const char *const SETTLED_POD_FIELDS[] = {"metadata.name",
+                                                 "metadata.namespace",
+                                                 "metadata.uid",
+                                                 "metadata.resourceVersion",
+                                                 "metadata.labels",
+                                                 "metadata.ownerReferences",
+                                                 "metadata.finalizers",
+                                                 "metadata.deletionTimestamp",
+                                                 "spec.nodeName",
+                                                 "spec.priority",
+                                                 "spec.overhead",
+                                                 "spec.containers.resources",
+                                                 "spec.containers.ports",
+                                                 "spec.initContainers.resources",
+                                                 "spec.initContainers.restartPolicy",
+                                                 "status.phase",
+                                                 "status.podIP",
+                                                 "status.startTime",
+                                                 NULL};
+static const char *const METADATA_FIELDS[] = {"metadata", NULL};
+
+static bool owned_by_daemonset(const json_t *obj)
+{
+    size_t i;
+    json_t *ref;
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
+    {
+        const char *kind = json_string_value(json_object_get(ref, "kind"));
+        if (kind && strcmp(kind, "DaemonSet") == 0) return true;
+    }
+    return false;
+}
+
+/* Settled: nothing left for the kubelet (it acts on pods without an
+ * address or being deleted), the scheduler (bound) or the DaemonSet
+ * controller (not its pod). */
+static bool pod_settled(const json_t *pod)
+{
+    const char *node = str_at(pod, "spec", "nodeName"), *ip = str_at(pod, "status", "podIP");
+    return node && *node && ip && *ip && !meta(pod, "deletionTimestamp") &&
+           !owned_by_daemonset(pod);
+}
+
+/* The namespace part of a store key ("ns/name"), or "" for a cluster-scoped
+ * object ("/name"). */
+static bool key_in_namespace(const char *key, const json_t *namespaces)
+{
+    const char *slash = strchr(key, '/');
+    if (!slash || slash == key) return false;
+    char ns[256];
+    snprintf(ns, sizeof ns, "%.*s", (int)(slash - key), key);
+    return json_object_get(namespaces, ns) != NULL;
+}
+
+static bool collectable(const json_t *obj, const char *key, const json_t *terminating)
+{
+    const json_t *m = json_object_get(obj, "metadata");
+    return json_array_size(json_object_get(m, "ownerReferences")) > 0 ||
+           json_array_size(json_object_get(m, "finalizers")) > 0 ||
+           json_object_get(m, "deletionTimestamp") || key_in_namespace(key, terminating);
+}
+
+static json_t *parse_kept(gc_controllers *c, keep_policy policy, const gc_blob *b, const char *key)
+{
+    if (policy == KEEP_METADATA) return kc_object_parse(c->metadata_fields, b->text, b->len);
+    if (policy == KEEP_COLLECTABLE_METADATA) {
+        json_t *m = kc_object_parse(c->metadata_fields, b->text, b->len);
+        if (!m || collectable(m, key, c->terminating)) return m;
+        json_decref(m);
+        return json_null();
+    }
+    if (policy == KEEP_SETTLED_POD_FIELDS) {
+        json_t *cut = kc_object_parse(c->settled_pod_fields, b->text, b->len);
+        if (cut && pod_settled(cut)) return cut;
+        json_decref(cut);
+    }
+    return json_loadb(b->text, b->len, 0, NULL);
+}
 
 /* Every object of one resource, parsed. The store lock is held only while
  * the objects' versions and texts are taken; an object unchanged since the
@@ -87,7 +196,7 @@ typedef struct snapshot {
  * The cache of a resource is c->parsed[resource][key] = [rv, object]; it is
  * rebuilt only when objects have gone (the listing is then smaller). */
 static json_t *list_resource(gc_controllers *c, const char *group, const char *resource,
-                             json_t *all)
+                             keep_policy policy, json_t *all)
 {
     const gc_resource *r = gc_resource_find(group, "v1", resource);
     json_t *out = json_array();
@@ -107,23 +216,30 @@ static json_t *list_resource(gc_controllers *c, const char *group, const char *r
         char *key;
     } item;
     item *items = calloc(n ? n : 1, sizeof *items);
+    /* objects have gone: the cache is rebuilt with what is left */
+    bool shrunk = items && json_object_size(cache) > n;
     for (size_t i = 0; items && i < n; i++) {
         json_t *cached = json_object_get(cache, objs[i]->key);
         items[i].rv = objs[i]->rv;
-        items[i].key = strdup(objs[i]->key);
-        if (cached && (uint64_t)json_integer_value(json_array_get(cached, 0)) == objs[i]->rv)
-            items[i].obj = json_incref(json_array_get(cached, 1));
+        json_t *kept = json_array_get(cached, 1);
+        /* one remembered as null is looked at again once its namespace
+         * is being deleted */
+        bool stale = json_is_null(kept) && key_in_namespace(objs[i]->key, c->terminating);
+        if (cached && !stale &&
+            (uint64_t)json_integer_value(json_array_get(cached, 0)) == objs[i]->rv)
+            items[i].obj = json_incref(kept);
         else
             items[i].blob = gc_blob_ref(objs[i]->json);
+        /* the key outlives the lock only where it is needed */
+        if (items[i].blob || shrunk) items[i].key = strdup(objs[i]->key);
     }
     gc_store_unlock(store);
     free(objs);
-    bool shrunk = items && json_object_size(cache) > n;
     json_t *fresh = shrunk ? json_object() : NULL;
     for (size_t i = 0; items && i < n; i++) {
         item *it = &items[i];
         if (it->blob) {
-            it->obj = json_loadb(it->blob->text, it->blob->len, 0, NULL);
+            it->obj = it->key ? parse_kept(c, policy, it->blob, it->key) : NULL;
             gc_blob_unref(it->blob);
             if (it->obj && it->key)
                 json_object_set_new(cache, it->key,
@@ -132,6 +248,10 @@ static json_t *list_resource(gc_controllers *c, const char *group, const char *r
         if (fresh && it->obj && it->key)
             json_object_set(fresh, it->key, json_object_get(cache, it->key));
         free(it->key);
+        if (json_is_null(it->obj)) {
+            json_decref(it->obj); /* remembered, not listed */
+            it->obj = NULL;
+        }
         if (!it->obj) continue;
         json_array_append(out, it->obj);
         if (all)
@@ -174,31 +294,39 @@ static bool collection_due(gc_controllers *c, const snapshot *s)
 static void take_snapshot(gc_controllers *c, snapshot *s)
 {
     s->all = NULL;
-    s->nodes = list_resource(c, "", "nodes", NULL);
-    s->pods = list_resource(c, "", "pods", NULL);
-    s->daemonsets = list_resource(c, "apps", "daemonsets", NULL);
-    s->revisions = list_resource(c, "apps", "controllerrevisions", NULL);
-    s->namespaces = list_resource(c, "", "namespaces", NULL);
-    s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", NULL);
-    s->configmaps = list_resource(c, "", "configmaps", NULL);
-    s->leases = list_resource(c, "coordination.k8s.io", "leases", NULL);
+    s->nodes = list_resource(c, "", "nodes", KEEP_WHOLE, NULL);
+    s->pods = list_resource(c, "", "pods", KEEP_SETTLED_POD_FIELDS, NULL);
+    s->daemonsets = list_resource(c, "apps", "daemonsets", KEEP_WHOLE, NULL);
+    s->revisions = list_resource(c, "apps", "controllerrevisions", KEEP_WHOLE, NULL);
+    s->namespaces = list_resource(c, "", "namespaces", KEEP_WHOLE, NULL);
+    s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", KEEP_WHOLE, NULL);
+    s->configmaps = list_resource(c, "", "configmaps", KEEP_WHOLE, NULL);
+    s->leases = list_resource(c, "coordination.k8s.io", "leases", KEEP_METADATA, NULL);
     if (collection_due(c, s)) {
+        json_object_clear(c->terminating);
+        size_t k;
+        json_t *ns;
+        json_array_foreach(s->namespaces, k, ns) if (meta(ns, "deletionTimestamp"))
+            json_object_set_new(c->terminating, meta(ns, "name"), json_true());
         /* every object, as the collector needs (unchanged ones come from
          * the cache, so this second listing parses almost nothing) */
-        static const char *const all[][2] = {{"", "nodes"},
-                                             {"", "pods"},
-                                             {"apps", "daemonsets"},
-                                             {"apps", "controllerrevisions"},
-                                             {"", "namespaces"},
-                                             {"node.k8s.io", "runtimeclasses"},
-                                             {"", "configmaps"},
-                                             {"", "serviceaccounts"},
-                                             {"", "events"},
-                                             {"events.k8s.io", "events"},
-                                             {"coordination.k8s.io", "leases"}};
+        static const struct {
+            const char *group, *resource;
+            keep_policy policy;
+        } all[] = {{"", "nodes", KEEP_WHOLE},
+                   {"", "pods", KEEP_SETTLED_POD_FIELDS},
+                   {"apps", "daemonsets", KEEP_WHOLE},
+                   {"apps", "controllerrevisions", KEEP_WHOLE},
+                   {"", "namespaces", KEEP_WHOLE},
+                   {"node.k8s.io", "runtimeclasses", KEEP_WHOLE},
+                   {"", "configmaps", KEEP_WHOLE},
+                   {"", "serviceaccounts", KEEP_COLLECTABLE_METADATA},
+                   {"", "events", KEEP_COLLECTABLE_METADATA},
+                   {"events.k8s.io", "events", KEEP_COLLECTABLE_METADATA},
+                   {"coordination.k8s.io", "leases", KEEP_METADATA}};
         s->all = json_array();
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-            json_decref(list_resource(c, all[i][0], all[i][1], s->all));
+            json_decref(list_resource(c, all[i].group, all[i].resource, all[i].policy, s->all));
     }
     s->node_index = json_object();
     size_t i;
@@ -217,7 +345,16 @@ static void take_snapshot(gc_controllers *c, snapshot *s)
         if (ns && name && strcmp(ns, "kube-node-lease") == 0)
             json_object_set(s->lease_index, name, o);
     }
+    s->pod_ips = NULL; /* built by the first pod that needs an address */
+}
+
+/* node name -> {ip: true} of the pods on it, built once a pass. */
+static json_t *pod_ips(snapshot *s)
+{
+    if (s->pod_ips) return s->pod_ips;
     s->pod_ips = json_object();
+    size_t i;
+    json_t *o;
     json_array_foreach(s->pods, i, o)
     {
         const char *node = str_at(o, "spec", "nodeName"), *ip = str_at(o, "status", "podIP");
@@ -226,6 +363,7 @@ static void take_snapshot(gc_controllers *c, snapshot *s)
         if (!set) json_object_set_new(s->pod_ips, node, set = json_object());
         json_object_set_new(set, ip, json_true());
     }
+    return s->pod_ips;
 }
 
 static void free_snapshot(snapshot *s)
@@ -257,18 +395,33 @@ static void object_path(char *buf, size_t size, const char *group, const char *r
     if (sub) snprintf(buf + n, size - (size_t)n, "/%s", sub);
 }
 
-/* Sends a request; true when it succeeded (2xx). Failures are expected now
- * and then (a conflict with a client): the next pass sees the new state. */
+/* Queues a request (write_queue.h): it is counted as a write now, and the
+ * pass subtracts what failed when it drains the queue. Failures are
+ * expected now and then (a conflict with a client): the next pass sees the
+ * new state. With `answer`, the request is sent now, after what is queued,
+ * and the answer returned; true when it succeeded (2xx). */
 static bool send(gc_controllers *c, const char *method, const char *path, const char *query,
                  const char *type, const json_t *body, json_t **answer)
 {
     if (!answer) {
-        unsigned status = gc_client_send(c->api, method, path, query, type, body);
-        return status >= 200 && status < 300;
+        gc_wq_push(c->wq, gc_write_new(method, path, query, type, json_incref((json_t *)body)));
+        return true;
     }
+    c->failed_writes += gc_wq_drain(c->wq);
     gc_reply r = gc_client_call(c->api, method, path, query, type, body);
     *answer = r.body;
     return r.status >= 200 && r.status < 300;
+}
+
+/* Sent now, after what is queued, where what follows depends on the
+ * outcome; true when it succeeded. */
+static bool send_now(gc_controllers *c, const char *method, const char *path, const char *query,
+                     const char *type, const json_t *body)
+{
+    json_t *answer = NULL;
+    bool ok = send(c, method, path, query, type, body, &answer);
+    json_decref(answer);
+    return ok;
 }
 
 static const char *const SMP = "application/strategic-merge-patch+json";
@@ -276,15 +429,40 @@ static const char *const MERGE = "application/merge-patch+json";
 
 /* ---- events --------------------------------------------------------------- */
 
-/* A core/v1 Event on `obj` from `component`; a repeat of the same reason and
- * message on the same object raises the count instead (kubectl describe
- * prints "(x3 over 5m)"). */
-static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
-                        const char *api_version, const char *type, const char *reason,
-                        const char *message, const char *component, time_t now)
+/* The memo of an event series, for its repeats. */
+static void remember_event(gc_controllers *c, const char *key, const char *ev_name,
+                           const char *event_ns)
 {
+    if (c->event_count == MAX_EVENT_MEMOS) {
+        /* like the recorder's LRU cache: old series start over */
+        c->event_count = 0;
+        json_object_clear(c->event_index);
+    }
+    if (c->event_count == c->event_cap) {
+        size_t cap = c->event_cap ? c->event_cap * 2 : 64;
+        event_memo *m = realloc(c->events, cap * sizeof *m);
+        if (!m) return;
+        c->events = m;
+        c->event_cap = cap;
+    }
+    json_object_set_new(c->event_index, key, json_integer((json_int_t)c->event_count));
+    event_memo *m = &c->events[c->event_count++];
+    snprintf(m->name, sizeof m->name, "%s", ev_name);
+    snprintf(m->ns, sizeof m->ns, "%s", event_ns);
+    m->count = 1;
+}
+
+/* A core/v1 Event on `obj` from `component`, as a write to queue (NULL when
+ * the object has no name). A repeat of the same reason and message on the
+ * same object raises the count instead (kubectl describe prints "(x3 over
+ * 5m)"): that patch is sent here, and *sent says so. */
+static gc_write *event_write(gc_controllers *c, const json_t *obj, const char *kind,
+                             const char *api_version, const char *type, const char *reason,
+                             const char *message, const char *component, time_t now, bool *sent)
+{
+    *sent = false;
     const char *ns = meta(obj, "namespace"), *name = meta(obj, "name"), *uid = meta(obj, "uid");
-    if (!name) return 0;
+    if (!name) return NULL;
     const char *event_ns = ns && *ns ? ns : "default";
     char key[512], when[32], path[700];
     snprintf(key, sizeof key, "%s|%s|%s|%.200s", uid ? uid : name, reason, component, message);
@@ -296,9 +474,12 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
         json_t *patch =
             json_pack("{s:I, s:s}", "count", (json_int_t)m->count, "lastTimestamp", when);
         object_path(path, sizeof path, "", "events", m->ns, m->name, NULL);
-        bool ok = send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        bool ok = send_now(c, "PATCH", path, NULL, MERGE, patch);
         json_decref(patch);
-        if (ok) return 1;
+        if (ok) {
+            *sent = true;
+            return NULL;
+        }
         /* the event is gone (deleted with its namespace): make a new one */
     }
     char ev_name[300];
@@ -320,26 +501,22 @@ static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
                            "firstTimestamp", when, "lastTimestamp", when, "count", 1,
                            "reportingComponent", component, "reportingInstance", component);
     object_path(path, sizeof path, "", "events", event_ns, NULL, NULL);
-    bool ok = send(c, "POST", path, NULL, NULL, ev, NULL);
-    json_decref(ev);
-    if (!ok) return 0;
-    if (c->event_count == MAX_EVENT_MEMOS) {
-        /* like the recorder's LRU cache: old series start over */
-        c->event_count = 0;
-        json_object_clear(c->event_index);
-    }
-    if (c->event_count == c->event_cap) {
-        size_t cap = c->event_cap ? c->event_cap * 2 : 64;
-        event_memo *m = realloc(c->events, cap * sizeof *m);
-        if (!m) return 1;
-        c->events = m;
-        c->event_cap = cap;
-    }
-    json_object_set_new(c->event_index, key, json_integer((json_int_t)c->event_count));
-    event_memo *m = &c->events[c->event_count++];
-    snprintf(m->name, sizeof m->name, "%s", ev_name);
-    snprintf(m->ns, sizeof m->ns, "%s", event_ns);
-    m->count = 1;
+    /* remembered before it is sent: should the create fail, the next
+     * repeat's patch fails too and makes a new one */
+    remember_event(c, key, ev_name, event_ns);
+    return gc_write_new("POST", path, NULL, NULL, ev);
+}
+
+static int record_event(gc_controllers *c, const json_t *obj, const char *kind,
+                        const char *api_version, const char *type, const char *reason,
+                        const char *message, const char *component, time_t now)
+{
+    bool sent;
+    gc_write *w =
+        event_write(c, obj, kind, api_version, type, reason, message, component, now, &sent);
+    if (sent) return 1;
+    if (!w) return 0;
+    gc_wq_push(c->wq, w);
     return 1;
 }
 
@@ -489,8 +666,9 @@ static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
 static json_t *ready_patch(const json_t *pod, const json_t *node, snapshot *s, time_t now)
 {
     const char *name = meta(node, "name");
-    json_t *used = json_object_get(s->pod_ips, name);
-    if (!used) json_object_set_new(s->pod_ips, name, used = json_object());
+    json_t *ips = pod_ips(s);
+    json_t *used = json_object_get(ips, name);
+    if (!used) json_object_set_new(ips, name, used = json_object());
     for (unsigned index = 0; index < 4096; index++) {
         json_t *patch = gc_kubelet_pod_ready(pod, node, index, now);
         if (!patch) return NULL;
@@ -517,6 +695,11 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
     json_t *pod;
     json_array_foreach(s->pods, i, pod)
     {
+        /* running with an address and not being deleted: nothing for the
+         * kubelet (pod-ready and the sandbox check want no address), and
+         * at 150,000 pods not looking further is most of a pass */
+        const char *ip = str_at(pod, "status", "podIP");
+        if (ip && *ip && !meta(pod, "deletionTimestamp")) continue;
         const char *node_name = str_at(pod, "spec", "nodeName");
         const json_t *node = node_named(s, node_name);
         if (!node || !gc_kubelet_manages(node)) continue;
@@ -687,12 +870,16 @@ static int bind(gc_controllers *c, const json_t *pod, const char *node, time_t n
     json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
                           "Binding", "metadata", "name", name, "namespace", ns, "uid",
                           meta(pod, "uid"), "target", "kind", "Node", "name", node);
-    bool ok = send(c, "POST", path, NULL, NULL, b, NULL);
-    json_decref(b);
-    if (!ok) return 0;
+    gc_write *w = gc_write_new("POST", path, NULL, NULL, b);
+    if (!w) return 0;
+    /* the Scheduled event once the binding has succeeded */
     snprintf(message, sizeof message, "Successfully assigned %s/%s to %s", ns, name, node);
-    return 1 + record_event(c, pod, "Pod", "v1", "Normal", "Scheduled", message,
-                            "default-scheduler", now);
+    bool sent;
+    gc_write *ev = event_write(c, pod, "Pod", "v1", "Normal", "Scheduled", message,
+                               "default-scheduler", now, &sent);
+    gc_write_then(w, ev);
+    gc_wq_push(c->wq, w);
+    return 1 + (ev || sent);
 }
 
 static int preempt(gc_controllers *c, const json_t *pod, const gc_sched_result *r,
@@ -715,9 +902,10 @@ static int preempt(gc_controllers *c, const json_t *pod, const gc_sched_result *
 
 static int schedule(gc_controllers *c, const snapshot *s, time_t now)
 {
-    json_int_t fingerprint = (json_int_t)cluster_fingerprint(s);
-    node_view v;
-    build_view(s, &v);
+    /* the cluster's state is read only when some pod wants scheduling */
+    bool viewed = false;
+    json_int_t fingerprint = 0;
+    node_view v = {0};
     gc_sched_cluster *cluster = NULL;
     json_t *failed = json_object();
     int writes = 0, binds = 0;
@@ -728,6 +916,11 @@ static int schedule(gc_controllers *c, const snapshot *s, time_t now)
         if (!gc_sched_wants(pod)) continue;
         const char *uid = meta(pod, "uid");
         if (!uid) continue;
+        if (!viewed) {
+            fingerprint = (json_int_t)cluster_fingerprint(s);
+            build_view(s, &v);
+            viewed = true;
+        }
         json_t *seen = json_object_get(c->failed, uid);
         if ((seen && json_integer_value(seen) == fingerprint) || binds == MAX_BINDS_PER_PASS) {
             /* nothing new to try with (or enough for one pass): later */
@@ -831,7 +1024,7 @@ static int apply_plan(gc_controllers *c, const json_t *ds, gc_ds_plan *p, time_t
     json_array_foreach(p->delete_pods, i, o)
     {
         object_path(path, sizeof path, "", "pods", ns, json_string_value(o), NULL);
-        bool ok = send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+        bool ok = send_now(c, "DELETE", path, NULL, NULL, NULL);
         writes += ok;
         const json_t *ev = json_array_get(p->events, next_event++);
         if (ok) writes += ds_event(c, ds, ev, NULL, now);
@@ -948,20 +1141,34 @@ int gc_controllers_step(gc_controllers *c, time_t now)
     writes += schedule(c, &s, now);
     writes += daemonsets(c, &s, now);
     writes += collect(c, &s, now);
+    /* the pass ends with its writes done (the objects they were built from
+     * may go with the snapshot) */
+    c->failed_writes += gc_wq_drain(c->wq);
     free_snapshot(&s);
-    return writes;
+    writes -= (int)c->failed_writes;
+    c->failed_writes = 0;
+    return writes > 0 ? writes : 0;
 }
 
 gc_controllers *gc_controllers_new(gc_api *api, const gc_controller_options *opt)
 {
     gc_controllers *c = calloc(1, sizeof *c);
     if (!c) return NULL;
+    pthread_mutex_init(&c->lock, NULL);
     c->api = api;
     c->parsed = json_object();
     c->failed = json_object();
     c->event_index = json_object();
+    c->terminating = json_object();
+    c->wq = gc_wq_new(api, WRITE_WORKERS);
+    c->settled_pod_fields = kc_fields_new(SETTLED_POD_FIELDS);
+    c->metadata_fields = kc_fields_new(METADATA_FIELDS);
     if (opt) c->opt = *opt;
-    pthread_mutex_init(&c->lock, NULL);
+    if (!c->parsed || !c->failed || !c->event_index || !c->terminating || !c->wq ||
+        !c->settled_pod_fields || !c->metadata_fields) {
+        gc_controllers_free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -1030,5 +1237,9 @@ void gc_controllers_free(gc_controllers *c)
     json_decref(c->event_index);
     free(c->events);
     json_decref(c->parsed);
+    json_decref(c->terminating);
+    gc_wq_free(c->wq);
+    kc_fields_free(c->settled_pod_fields);
+    kc_fields_free(c->metadata_fields);
     free(c);
 }

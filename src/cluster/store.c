@@ -124,7 +124,7 @@ static void object_free(gc_object *o)
     if (!o) return;
     free(o->key);
     gc_blob_unref(o->json);
-    json_decref(o->index);
+    gc_blob_unref(o->index);
     free(o);
 }
 
@@ -232,6 +232,21 @@ static json_t *build_index(const gc_resource *r, const json_t *obj)
     return idx;
 }
 
+static gc_blob *index_blob(const gc_resource *r, const json_t *obj)
+{
+    json_t *idx = build_index(r, obj);
+    char *text = idx ? json_dumps(idx, JSON_COMPACT) : NULL;
+    json_decref(idx);
+    gc_blob *b = text ? gc_blob_new(text, strlen(text)) : NULL;
+    free(text);
+    return b;
+}
+
+json_t *gc_index_parse(const gc_blob *index)
+{
+    return index ? json_loadb(index->text, index->len, 0, NULL) : NULL;
+}
+
 static int fail_sql(gc_store *s, gp_error *err, const char *what)
 {
     gp_error_set(err, NULL, 0, 0, "store: %s: %s", what, sqlite3_errmsg(s->db));
@@ -266,15 +281,18 @@ static void resource_id(const gc_resource *r, char *buf, size_t size)
 static int insert_loaded(gc_store *s, const gc_resource *r, const char *key, uint64_t rv,
                          const char *text, size_t len, const char *idx_text)
 {
-    json_t *index = idx_text ? json_loads(idx_text, 0, NULL) : NULL;
-    json_t *obj = index ? NULL : json_loadb(text, len, 0, NULL);
-    if (!index && !obj) return 0; /* a row we cannot read is skipped, never fatal */
-    if (!index) index = build_index(r, obj);
-    json_decref(obj);
+    gc_blob *index = idx_text ? gc_blob_new(idx_text, strlen(idx_text)) : NULL;
+    if (!index) {
+        json_t *obj = json_loadb(text, len, 0, NULL);
+        if (!obj) return 0; /* a row we cannot read is skipped, never fatal */
+        index = index_blob(r, obj);
+        json_decref(obj);
+        if (!index) return -1;
+    }
     object_table *t = table_of(s, r);
     gc_object *o = NULL;
     if (((t->count + 1) * 4 > t->cap * 3 && table_grow(t) != 0) || !(o = calloc(1, sizeof *o))) {
-        json_decref(index);
+        gc_blob_unref(index);
         return -1;
     }
     o->resource = r;
@@ -444,8 +462,8 @@ gc_store *gc_store_open(const char *path, size_t history, gp_error *err)
 static void event_clear(gc_event *e)
 {
     gc_blob_unref(e->json);
-    json_decref(e->index);
-    json_decref(e->old_index);
+    gc_blob_unref(e->index);
+    gc_blob_unref(e->old_index);
     memset(e, 0, sizeof *e);
 }
 
@@ -533,7 +551,7 @@ static int step_once(gc_store *s, sqlite3_stmt *st, gp_error *err)
 
 /* One transaction: the object row and the counter move together. */
 static int persist(gc_store *s, const gc_resource *r, const char *key, uint64_t rv,
-                   const gc_blob *json, const json_t *index, gp_error *err)
+                   const gc_blob *json, const gc_blob *index, gp_error *err)
 {
     if (!s->db) return 0;
     char id[128];
@@ -545,8 +563,7 @@ static int persist(gc_store *s, const gc_resource *r, const char *key, uint64_t 
     if (json) {
         sqlite3_bind_int64(st, 3, (sqlite3_int64)rv);
         sqlite3_bind_text(st, 4, json->text, (int)json->len, SQLITE_STATIC);
-        char *idx = json_dumps(index, JSON_COMPACT);
-        if (idx) sqlite3_bind_text(st, 5, idx, -1, free);
+        sqlite3_bind_text(st, 5, index->text, (int)index->len, SQLITE_STATIC);
     }
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -564,7 +581,7 @@ static int persist(gc_store *s, const gc_resource *r, const char *key, uint64_t 
     return step_once(s, s->commit, err);
 }
 
-static void record_event(gc_store *s, gc_event_type type, const gc_object *now, json_t *old_index)
+static void record_event(gc_store *s, gc_event_type type, const gc_object *now, gc_blob *old_index)
 {
     if (s->history_next - s->history_first == (long long)s->history_cap) {
         gc_event *gone = &s->history[s->history_first % (long long)s->history_cap];
@@ -577,7 +594,7 @@ static void record_event(gc_store *s, gc_event_type type, const gc_object *now, 
     e->type = type;
     e->resource = now->resource;
     e->json = gc_blob_ref(now->json);
-    e->index = json_incref(now->index);
+    e->index = gc_blob_ref(now->index);
     e->old_index = old_index;
     s->history_next++;
     pthread_cond_broadcast(&s->changed);
@@ -614,23 +631,23 @@ const gc_object *gc_store_put(gc_store *s, const gc_resource *r, const char *ns,
     uint64_t rv = s->rv + 1;
     set_rv(obj, rv);
     gc_blob *json = serialize(obj);
-    json_t *index = build_index(r, obj);
+    gc_blob *index = index_blob(r, obj);
     if (!json || !index) {
         free(key);
         gc_blob_unref(json);
-        json_decref(index);
+        gc_blob_unref(index);
         goto oom;
     }
     if (persist(s, r, key, rv, json, index, err) != 0) {
         free(key);
         gc_blob_unref(json);
-        json_decref(index);
+        gc_blob_unref(index);
         return NULL;
     }
     s->rv = rv;
     gc_object **slot = table_slot(t, key);
     gc_object *o = *slot;
-    json_t *old_index = NULL;
+    gc_blob *old_index = NULL;
     if (o) {
         free(key);
         gc_blob_unref(o->json);
@@ -640,7 +657,7 @@ const gc_object *gc_store_put(gc_store *s, const gc_resource *r, const char *ns,
         if (!o) { /* persisted but not in memory: the next start has it */
             free(key);
             gc_blob_unref(json);
-            json_decref(index);
+            gc_blob_unref(index);
             goto oom;
         }
         o->resource = r;

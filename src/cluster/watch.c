@@ -113,13 +113,16 @@ static void emit_bookmark(gc_watch *w)
     set_out(w, text, (size_t)n);
 }
 
-static bool in_scope(const gc_watch *w, const json_t *index)
+static bool in_scope(const gc_watch *w, const gc_blob *index)
 {
     if (!index) return false;
     if (w->ns[0]) {
+        json_t *idx = gc_index_parse(index);
         const char *ns =
-            json_string_value(json_object_get(json_object_get(index, "metadata"), "namespace"));
-        if (!ns || strcmp(ns, w->ns) != 0) return false;
+            json_string_value(json_object_get(json_object_get(idx, "metadata"), "namespace"));
+        bool same = ns && strcmp(ns, w->ns) == 0;
+        json_decref(idx);
+        if (!same) return false;
     }
     return gc_api_matches(index, w->labels, w->fields);
 }
@@ -237,7 +240,8 @@ static void snapshot(gc_watch *w, gc_store *s)
     size_t n = gc_store_list(s, w->resource, w->ns[0] ? w->ns : NULL, &objs);
     w->initial = calloc(n ? n : 1, sizeof *w->initial);
     for (size_t i = 0; w->initial && i < n; i++)
-        if (in_scope(w, objs[i]->index))
+        /* listed by namespace already: only the selectors are left */
+        if (gc_api_matches(objs[i]->index, w->labels, w->fields))
             w->initial[w->initial_count++] = gc_blob_ref(objs[i]->json);
     free(objs);
 }

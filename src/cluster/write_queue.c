@@ -1,0 +1,224 @@
+#include "cluster/write_queue.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/client.h"
+
+struct gc_write {
+    char *method, *path, *query, *type;
+    json_t *body;
+    gc_write *then; /* sent only when this one succeeded */
+    gc_write *link; /* the worker's FIFO */
+};
+
+typedef struct worker {
+    gc_write_queue *q;
+    pthread_t thread;
+    gc_write *head, *tail;
+    size_t pending; /* queued or being sent */
+} worker;
+
+struct gc_write_queue {
+    gc_api *api;
+    pthread_mutex_t lock;
+    pthread_cond_t work, idle;
+    worker *workers;
+    size_t count, started;
+    size_t failed;
+    bool stopping;
+};
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+gc_write *gc_write_new(const char *method, const char *path, const char *query,
+                       const char *content_type, json_t *body)
+{
+    gc_write *w = calloc(1, sizeof *w);
+    if (!w) {
+        json_decref(body);
+        return NULL;
+    }
+    w->method = strdup(method);
+    w->path = strdup(path);
+    w->query = dup_or_null(query);
+    w->type = dup_or_null(content_type);
+    w->body = body;
+    if (!w->method || !w->path || (query && !w->query) || (content_type && !w->type)) {
+        gc_write_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void gc_write_then(gc_write *w, gc_write *next)
+{
+    if (!w) {
+        gc_write_free(next);
+        return;
+    }
+    gc_write **at = &w->then;
+    while (*at)
+        at = &(*at)->then;
+    *at = next;
+}
+
+void gc_write_free(gc_write *w)
+{
+    while (w) {
+        gc_write *next = w->then;
+        free(w->method);
+        free(w->path);
+        free(w->query);
+        free(w->type);
+        json_decref(w->body);
+        free(w);
+        w = next;
+    }
+}
+
+/* Sends w and its follow-ups while they succeed; how many were not done
+ * (the one that failed and those after it). */
+static size_t send_chain(gc_api *api, gc_write *w)
+{
+    for (; w; w = w->then) {
+        unsigned status = gc_client_send(api, w->method, w->path, w->query, w->type, w->body);
+        if (status < 200 || status >= 300) {
+            size_t n = 0;
+            for (; w; w = w->then)
+                n++;
+            return n;
+        }
+    }
+    return 0;
+}
+
+static void *work(void *arg)
+{
+    worker *me = arg;
+    gc_write_queue *q = me->q;
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        while (!me->head && !q->stopping)
+            pthread_cond_wait(&q->work, &q->lock);
+        if (!me->head) break; /* stopping, and nothing left */
+        gc_write *w = me->head;
+        me->head = w->link;
+        if (!me->head) me->tail = NULL;
+        pthread_mutex_unlock(&q->lock);
+        size_t failed = send_chain(q->api, w);
+        gc_write_free(w);
+        pthread_mutex_lock(&q->lock);
+        q->failed += failed;
+        if (--me->pending == 0) pthread_cond_broadcast(&q->idle);
+    }
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+gc_write_queue *gc_wq_new(gc_api *api, size_t workers)
+{
+    gc_write_queue *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->api = api;
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->work, NULL);
+    pthread_cond_init(&q->idle, NULL);
+    q->workers = calloc(workers ? workers : 1, sizeof *q->workers);
+    if (!q->workers) {
+        gc_wq_free(q);
+        return NULL;
+    }
+    q->count = workers;
+    for (; q->started < workers; q->started++) {
+        worker *w = &q->workers[q->started];
+        w->q = q;
+        if (pthread_create(&w->thread, NULL, work, w) != 0) break;
+    }
+    q->count = q->started; /* fewer workers than asked is still correct */
+    return q;
+}
+
+/* The object a request is about: the path without a subresource, so that
+ * /pods/x, /pods/x/status and /pods/x/binding go to the same worker. */
+static size_t route(const gc_write_queue *q, const char *path)
+{
+    static const char *const subresources[] = {"/status", "/binding", "/finalize", "/scale"};
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof subresources / sizeof subresources[0]; i++) {
+        size_t k = strlen(subresources[i]);
+        if (n > k && strcmp(path + n - k, subresources[i]) == 0) {
+            n -= k;
+            break;
+        }
+    }
+    unsigned long long h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
+    return (size_t)(h % q->count);
+}
+
+void gc_wq_push(gc_write_queue *q, gc_write *w)
+{
+    if (!w) return;
+    if (q->count == 0) {
+        size_t failed = send_chain(q->api, w);
+        gc_write_free(w);
+        pthread_mutex_lock(&q->lock);
+        q->failed += failed;
+        pthread_mutex_unlock(&q->lock);
+        return;
+    }
+    worker *to = &q->workers[route(q, w->path)];
+    pthread_mutex_lock(&q->lock);
+    w->link = NULL;
+    if (to->tail)
+        to->tail->link = w;
+    else
+        to->head = w;
+    to->tail = w;
+    to->pending++;
+    pthread_cond_broadcast(&q->work);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static bool all_idle(const gc_write_queue *q)
+{
+    for (size_t i = 0; i < q->count; i++)
+        if (q->workers[i].pending) return false;
+    return true;
+}
+
+size_t gc_wq_drain(gc_write_queue *q)
+{
+    pthread_mutex_lock(&q->lock);
+    while (!all_idle(q))
+        pthread_cond_wait(&q->idle, &q->lock);
+    size_t failed = q->failed;
+    q->failed = 0;
+    pthread_mutex_unlock(&q->lock);
+    return failed;
+}
+
+void gc_wq_free(gc_write_queue *q)
+{
+    if (!q) return;
+    if (q->workers) {
+        gc_wq_drain(q);
+        pthread_mutex_lock(&q->lock);
+        q->stopping = true;
+        pthread_cond_broadcast(&q->work);
+        pthread_mutex_unlock(&q->lock);
+        for (size_t i = 0; i < q->started; i++)
+            pthread_join(q->workers[i].thread, NULL);
+    }
+    free(q->workers);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->idle);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+}

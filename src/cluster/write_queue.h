@@ -1,0 +1,46 @@
+/* Writes of the controllers, sent on worker threads while the controllers
+ * go on deciding.
+ *
+ * Why: a write costs the API server a parse of the stored object, the
+ * patch, validation, a serialization and a SQLite row, and the scheduler
+ * and the kubelet make three of them a pod. Done in line they kept one core
+ * busy and left the other idle; the API server already takes concurrent
+ * writers (an update is computed outside the store lock and stored only if
+ * the object has not moved, as kube-apiserver's GuaranteedUpdate does).
+ *
+ * Order: writes to one object go to one worker, in the order pushed
+ * (a finalizer patch before the delete); a write can carry a follow-up that
+ * is sent only when it succeeded (the Scheduled event after its binding).
+ * gc_wq_drain waits for everything pushed, so a controller pass ends with
+ * its writes done, as when they were sent in line. */
+#ifndef GPUOP_CLUSTER_WRITE_QUEUE_H
+#define GPUOP_CLUSTER_WRITE_QUEUE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cluster/api.h"
+
+typedef struct gc_write gc_write;
+typedef struct gc_write_queue gc_write_queue;
+
+/* A request; body is taken over (may be NULL). NULL when out of memory (the
+ * body is released then too). */
+gc_write *gc_write_new(const char *method, const char *path, const char *query,
+                       const char *content_type, json_t *body);
+/* `next` is sent after `w`, and only when `w` got a 2xx. */
+void gc_write_then(gc_write *w, gc_write *next);
+void gc_write_free(gc_write *w);
+
+/* workers 0 sends every write in line, on the caller's thread. */
+gc_write_queue *gc_wq_new(gc_api *api, size_t workers);
+/* Sends or queues `w` (taken over). */
+void gc_wq_push(gc_write_queue *q, gc_write *w);
+/* Returns once every write pushed so far has been sent; how many of them
+ * (follow-ups included) failed or were skipped since the last drain. */
+size_t gc_wq_drain(gc_write_queue *q);
+/* Drains, then stops the workers. */
+void gc_wq_free(gc_write_queue *q);
+
+#endif
