@@ -211,11 +211,20 @@ static int admit_runtimeclass(gc_api *api, const gc_path *p, json_t *pod, const 
     return 0;
 }
 
+/* Counts the bytes of the serialization without keeping them; stops at the
+ * limit. */
+static int count_bytes(const char *buffer, size_t size, void *data)
+{
+    (void)buffer;
+    size_t *len = data;
+    *len += size;
+    return *len > MAX_OBJECT_BYTES ? -1 : 0;
+}
+
 static int check_size(const json_t *obj, const gc_resource *r, const char *name, gc_response *resp)
 {
-    char *text = json_dumps(obj, JSON_COMPACT);
-    size_t len = text ? strlen(text) : 0;
-    free(text);
+    size_t len = 0;
+    json_dump_callback(obj, count_bytes, &len, JSON_COMPACT);
     if (len <= MAX_OBJECT_BYTES) return 0;
     char msg[200];
     snprintf(msg, sizeof msg, "Too long: may not be more than %u bytes", MAX_OBJECT_BYTES);

@@ -10,6 +10,7 @@
 #include "cluster/client.h"
 #include "cluster/daemonset.h"
 #include "cluster/gc.h"
+#include "cluster/inflight.h"
 #include "cluster/kubelet.h"
 #include "cluster/sched.h"
 #include "cluster/table.h"
@@ -24,7 +25,7 @@
  * controller get their turn, so a burst of pods starts running while the
  * rest are still being scheduled (kube-scheduler, too, binds one at a time
  * while the kubelets work). */
-#define MAX_BINDS_PER_PASS 1000
+#define MAX_BINDS_PER_PASS 200
 /* Threads that send the controllers' writes (write_queue.h): with the
  * thread that decides, they keep both cores of a small machine busy. */
 #define WRITE_WORKERS 2
@@ -62,8 +63,10 @@ struct gc_controllers {
     kc_fields *settled_pod_fields, *metadata_fields;
     json_t *terminating; /* names of the namespaces being deleted, this pass */
     gc_write_queue *wq;
-    size_t failed_writes;  /* of this pass, found when the queue drains */
-    uint64_t collected_at; /* the store's deletion count at the last full GC */
+    gc_inflight *inflight;     /* pod and node writes sent and not yet seen */
+    gc_sched_memo *sched_memo; /* bound pods parsed for the scheduler */
+    size_t failed_writes;      /* of this pass, found when the queue drains */
+    uint64_t collected_at;     /* the store's deletion count at the last full GC */
     bool collected_once;
 };
 
@@ -87,6 +90,7 @@ typedef struct snapshot {
     json_t *node_index;  /* node name -> its position in nodes (an integer) */
     json_t *lease_index; /* node name -> its Lease in kube-node-lease */
     json_t *pod_ips;     /* node name -> {ip: true} of its pods; see pod_ips() */
+    uint64_t listed_rv;  /* the store's version before the first listing */
     json_t *all;         /* [{resource, group, object}] for the garbage collector */
 } snapshot;
 
@@ -294,6 +298,9 @@ static bool collection_due(gc_controllers *c, const snapshot *s)
 static void take_snapshot(gc_controllers *c, snapshot *s)
 {
     s->all = NULL;
+    gc_store_lock(c->api->store);
+    s->listed_rv = gc_store_rv(c->api->store);
+    gc_store_unlock(c->api->store);
     s->nodes = list_resource(c, "", "nodes", KEEP_WHOLE, NULL);
     s->pods = list_resource(c, "", "pods", KEEP_SETTLED_POD_FIELDS, NULL);
     s->daemonsets = list_resource(c, "apps", "daemonsets", KEEP_WHOLE, NULL);
@@ -348,8 +355,15 @@ static void take_snapshot(gc_controllers *c, snapshot *s)
     s->pod_ips = NULL; /* built by the first pod that needs an address */
 }
 
+static void add_address(void *ud, const char *node, const char *ip)
+{
+    json_t *ips = ud, *set = json_object_get(ips, node);
+    if (!set) json_object_set_new(ips, node, set = json_object());
+    json_object_set_new(set, ip, json_true());
+}
+
 /* node name -> {ip: true} of the pods on it, built once a pass. */
-static json_t *pod_ips(snapshot *s)
+static json_t *pod_ips(gc_controllers *c, snapshot *s)
 {
     if (s->pod_ips) return s->pod_ips;
     s->pod_ips = json_object();
@@ -363,6 +377,8 @@ static json_t *pod_ips(snapshot *s)
         if (!set) json_object_set_new(s->pod_ips, node, set = json_object());
         json_object_set_new(set, ip, json_true());
     }
+    /* and those handed out by status patches still on their way */
+    gc_inflight_addresses(c->inflight, add_address, s->pod_ips);
     return s->pod_ips;
 }
 
@@ -422,6 +438,53 @@ static bool send_now(gc_controllers *c, const char *method, const char *path, co
     bool ok = send(c, method, path, query, type, body, &answer);
     json_decref(answer);
     return ok;
+}
+
+/* ---- writes in flight (inflight.h) ------------------------------------------ */
+
+static uint64_t rv_of(const json_t *obj)
+{
+    const char *rv = meta(obj, "resourceVersion");
+    return rv ? strtoull(rv, NULL, 10) : 0;
+}
+
+static void inflight_key(char *buf, size_t size, const char *resource, const json_t *obj)
+{
+    const char *ns = meta(obj, "namespace"), *name = meta(obj, "name");
+    snprintf(buf, size, "%s|%s/%s", resource, ns ? ns : "", name ? name : "");
+}
+
+static void write_done(void *ud, const char *tag, bool ok)
+{
+    gc_controllers *c = ud;
+    gc_store_lock(c->api->store);
+    uint64_t rv = gc_store_rv(c->api->store);
+    gc_store_unlock(c->api->store);
+    gc_inflight_done(c->inflight, tag, ok, rv);
+}
+
+/* Whether `obj` of the snapshot still waits for a write of ours: it is left
+ * alone this pass. */
+static bool waiting(gc_controllers *c, const snapshot *s, const char *resource, const json_t *obj)
+{
+    char key[600];
+    inflight_key(key, sizeof key, resource, obj);
+    return gc_inflight_pending(c->inflight, key, rv_of(obj), s->listed_rv);
+}
+
+/* Queues w (and its follow-ups), a change of `obj` computed from the
+ * snapshot's version of it; node and ip an address it hands out. 1 when
+ * queued. */
+static int send_tracked(gc_controllers *c, gc_write *w, const char *resource, const json_t *obj,
+                        const char *node, const char *ip)
+{
+    if (!w) return 0;
+    char key[600];
+    inflight_key(key, sizeof key, resource, obj);
+    gc_inflight_add(c->inflight, key, rv_of(obj), node, ip);
+    gc_write_notify(w, write_done, c, key);
+    gc_wq_push(c->wq, w);
+    return 1;
 }
 
 static const char *const SMP = "application/strategic-merge-patch+json";
@@ -635,7 +698,7 @@ static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
     json_t *node;
     json_array_foreach(s->nodes, i, node)
     {
-        if (!gc_kubelet_manages(node)) continue;
+        if (!gc_kubelet_manages(node) || waiting(c, s, "nodes", node)) continue;
         json_t *patch = NULL;
         bool beat = false;
         if (held_down(node)) {
@@ -655,18 +718,19 @@ static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
         if (!patch) continue;
         char path[400];
         object_path(path, sizeof path, "", "nodes", NULL, meta(node, "name"), "status");
-        writes += send(c, "PATCH", path, NULL, SMP, patch, NULL);
-        json_decref(patch);
+        writes += send_tracked(c, gc_write_new("PATCH", path, NULL, SMP, patch), "nodes", node,
+                               NULL, NULL);
     }
     return writes;
 }
 
 /* The pod-ready patch with an address no other pod on the node has; the
  * address is then taken. */
-static json_t *ready_patch(const json_t *pod, const json_t *node, snapshot *s, time_t now)
+static json_t *ready_patch(gc_controllers *c, const json_t *pod, const json_t *node, snapshot *s,
+                           time_t now)
 {
     const char *name = meta(node, "name");
-    json_t *ips = pod_ips(s);
+    json_t *ips = pod_ips(c, s);
     json_t *used = json_object_get(ips, name);
     if (!used) json_object_set_new(ips, name, used = json_object());
     for (unsigned index = 0; index < 4096; index++) {
@@ -700,6 +764,7 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
          * at 150,000 pods not looking further is most of a pass */
         const char *ip = str_at(pod, "status", "podIP");
         if (ip && *ip && !meta(pod, "deletionTimestamp")) continue;
+        if (waiting(c, s, "pods", pod)) continue;
         const char *node_name = str_at(pod, "spec", "nodeName");
         const json_t *node = node_named(s, node_name);
         if (!node || !gc_kubelet_manages(node)) continue;
@@ -709,9 +774,13 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
         if (meta(pod, "deletionTimestamp")) {
             if (!gc_kubelet_should_finish_delete(pod)) continue;
             json_t *fin = gc_kubelet_pod_finalizers_patch(pod);
-            if (fin) writes += send(c, "PATCH", path, NULL, MERGE, fin, NULL);
-            json_decref(fin);
-            writes += send(c, "DELETE", path, "gracePeriodSeconds=0", NULL, NULL, NULL);
+            gc_write *del = gc_write_new("DELETE", path, "gracePeriodSeconds=0", NULL, NULL);
+            gc_write *w = del;
+            if (fin) { /* finalizers emptied first, then the delete completes */
+                w = gc_write_new("PATCH", path, NULL, MERGE, fin);
+                gc_write_then(w, del);
+            }
+            writes += send_tracked(c, w, "pods", pod, NULL, NULL) * (fin ? 2 : 1);
             continue;
         }
         json_t *patch = NULL;
@@ -725,7 +794,9 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
             if (json_object_size(patch) > 0) {
                 char spath[620];
                 snprintf(spath, sizeof spath, "%s/status", path);
-                writes += send(c, "PATCH", spath, NULL, SMP, patch, NULL);
+                writes +=
+                    send_tracked(c, gc_write_new("PATCH", spath, NULL, SMP, json_incref(patch)),
+                                 "pods", pod, NULL, NULL);
                 writes += record_event(c, pod, "Pod", "v1", GC_KUBELET_SANDBOX_EVENT_TYPE,
                                        GC_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet", now);
             }
@@ -734,12 +805,14 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
             continue;
         }
         free(note);
-        patch = ready_patch(pod, node, s, now);
+        patch = ready_patch(c, pod, node, s, now);
         if (!patch) continue;
-        char spath[620];
+        char spath[620], given[64];
         snprintf(spath, sizeof spath, "%s/status", path);
-        writes += send(c, "PATCH", spath, NULL, SMP, patch, NULL);
-        json_decref(patch);
+        const char *addr = str_at(patch, "status", "podIP");
+        snprintf(given, sizeof given, "%s", addr ? addr : "");
+        writes += send_tracked(c, gc_write_new("PATCH", spath, NULL, SMP, patch), "pods", pod,
+                               addr ? node_name : NULL, addr ? given : NULL);
     }
     return writes;
 }
@@ -791,7 +864,7 @@ static void add_bound(node_view *v, size_t k, const json_t *pod)
     v->nodes[k].pods = list;
 }
 
-static void build_view(const snapshot *s, node_view *v)
+static void build_view(gc_controllers *c, const snapshot *s, node_view *v)
 {
     v->n = json_array_size(s->nodes);
     v->nodes = calloc(v->n ? v->n : 1, sizeof *v->nodes);
@@ -803,6 +876,13 @@ static void build_view(const snapshot *s, node_view *v)
     json_array_foreach(s->pods, i, pod)
     {
         const char *node = str_at(pod, "spec", "nodeName");
+        char bound[256];
+        if ((!node || !*node) && waiting(c, s, "pods", pod)) {
+            /* its binding is on the way: counted where it goes */
+            char key[600];
+            inflight_key(key, sizeof key, "pods", pod);
+            if (gc_inflight_node(c->inflight, key, bound, sizeof bound)) node = bound;
+        }
         if (!node || !*node || terminal(pod)) continue;
         const json_t *at = json_object_get(s->node_index, node);
         if (at) add_bound(v, (size_t)json_integer_value(at), pod);
@@ -851,8 +931,8 @@ static int schedule_failed(gc_controllers *c, const json_t *pod, const gc_sched_
         json_t *patch = json_pack("{s:{s:[O]}}", "status", "conditions", cond);
         object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"),
                     "status");
-        writes += send(c, "PATCH", path, NULL, SMP, patch, NULL);
-        json_decref(patch);
+        writes +=
+            send_tracked(c, gc_write_new("PATCH", path, NULL, SMP, patch), "pods", pod, NULL, NULL);
     }
     json_decref(cond);
     char *note = gc_sched_event_note(r->message);
@@ -878,8 +958,7 @@ static int bind(gc_controllers *c, const json_t *pod, const char *node, time_t n
     gc_write *ev = event_write(c, pod, "Pod", "v1", "Normal", "Scheduled", message,
                                "default-scheduler", now, &sent);
     gc_write_then(w, ev);
-    gc_wq_push(c->wq, w);
-    return 1 + (ev || sent);
+    return send_tracked(c, w, "pods", pod, node, NULL) + (ev || sent);
 }
 
 static int preempt(gc_controllers *c, const json_t *pod, const gc_sched_result *r,
@@ -890,8 +969,8 @@ static int preempt(gc_controllers *c, const json_t *pod, const gc_sched_result *
     json_t *patch = json_pack("{s:{s:s}}", "status", "nominatedNodeName",
                               meta(v->nodes[r->nominated].node, "name"));
     object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"), "status");
-    writes += send(c, "PATCH", path, NULL, SMP, patch, NULL);
-    json_decref(patch);
+    writes +=
+        send_tracked(c, gc_write_new("PATCH", path, NULL, SMP, patch), "pods", pod, NULL, NULL);
     for (size_t i = 0; i < r->victim_count; i++) {
         object_path(path, sizeof path, "", "pods", meta(r->victims[i], "namespace"),
                     meta(r->victims[i], "name"), NULL);
@@ -916,9 +995,15 @@ static int schedule(gc_controllers *c, const snapshot *s, time_t now)
         if (!gc_sched_wants(pod)) continue;
         const char *uid = meta(pod, "uid");
         if (!uid) continue;
+        if (waiting(c, s, "pods", pod)) {
+            /* bound or failed a moment ago: the next pass sees which */
+            json_t *seen = json_object_get(c->failed, uid);
+            if (seen) json_object_set(failed, uid, seen);
+            continue;
+        }
         if (!viewed) {
             fingerprint = (json_int_t)cluster_fingerprint(s);
-            build_view(s, &v);
+            build_view(c, s, &v);
             viewed = true;
         }
         json_t *seen = json_object_get(c->failed, uid);
@@ -929,7 +1014,8 @@ static int schedule(gc_controllers *c, const snapshot *s, time_t now)
         }
         gp_error err = {0};
         /* parsed once per pass, and only when some pod needs it */
-        if (!cluster && !(cluster = gc_sched_cluster_new(v.nodes, v.n, &err))) break;
+        if (!cluster && !(cluster = gc_sched_cluster_new_memo(v.nodes, v.n, c->sched_memo, &err)))
+            break;
         gc_sched_result r;
         if (gc_sched_schedule_in(cluster, pod, c->tie_break++, &r) != 0) {
             writes += schedule_failed(c, pod, &r, now);
@@ -1131,7 +1217,10 @@ static int collect(gc_controllers *c, const snapshot *s, time_t now)
 
 /* ---- the loop ------------------------------------------------------------------ */
 
-int gc_controllers_step(gc_controllers *c, time_t now)
+/* One pass. The loop does not wait for its writes (they are in flight, and
+ * the next pass leaves their objects alone until it sees them); a caller
+ * of gc_controllers_step gets the pass with its writes done. */
+static int step(gc_controllers *c, time_t now, bool drain)
 {
     snapshot s;
     take_snapshot(c, &s);
@@ -1141,13 +1230,17 @@ int gc_controllers_step(gc_controllers *c, time_t now)
     writes += schedule(c, &s, now);
     writes += daemonsets(c, &s, now);
     writes += collect(c, &s, now);
-    /* the pass ends with its writes done (the objects they were built from
-     * may go with the snapshot) */
-    c->failed_writes += gc_wq_drain(c->wq);
+    if (drain) c->failed_writes += gc_wq_drain(c->wq);
+    gc_inflight_sweep(c->inflight, s.listed_rv);
     free_snapshot(&s);
     writes -= (int)c->failed_writes;
     c->failed_writes = 0;
     return writes > 0 ? writes : 0;
+}
+
+int gc_controllers_step(gc_controllers *c, time_t now)
+{
+    return step(c, now, true);
 }
 
 gc_controllers *gc_controllers_new(gc_api *api, const gc_controller_options *opt)
@@ -1161,11 +1254,13 @@ gc_controllers *gc_controllers_new(gc_api *api, const gc_controller_options *opt
     c->event_index = json_object();
     c->terminating = json_object();
     c->wq = gc_wq_new(api, WRITE_WORKERS);
+    c->inflight = gc_inflight_new();
+    c->sched_memo = gc_sched_memo_new();
     c->settled_pod_fields = kc_fields_new(SETTLED_POD_FIELDS);
     c->metadata_fields = kc_fields_new(METADATA_FIELDS);
     if (opt) c->opt = *opt;
-    if (!c->parsed || !c->failed || !c->event_index || !c->terminating || !c->wq ||
-        !c->settled_pod_fields || !c->metadata_fields) {
+    if (!c->parsed || !c->failed || !c->event_index || !c->terminating || !c->wq || !c->inflight ||
+        !c->sched_memo || !c->settled_pod_fields || !c->metadata_fields) {
         gc_controllers_free(c);
         return NULL;
     }
@@ -1193,7 +1288,7 @@ static void *loop(void *arg)
             gc_store_lock(store);
             seen = gc_store_rv(store);
             gc_store_unlock(store);
-            if (gc_controllers_step(c, time(NULL)) == 0) break;
+            if (step(c, time(NULL), false) == 0) break;
         }
         /* quiet: wait for a client's change, or the tick */
         struct timespec deadline;
@@ -1238,7 +1333,9 @@ void gc_controllers_free(gc_controllers *c)
     free(c->events);
     json_decref(c->parsed);
     json_decref(c->terminating);
-    gc_wq_free(c->wq);
+    gc_wq_free(c->wq); /* drained first: its workers report to inflight */
+    gc_inflight_free(c->inflight);
+    gc_sched_memo_free(c->sched_memo);
     kc_fields_free(c->settled_pod_fields);
     kc_fields_free(c->metadata_fields);
     free(c);

@@ -429,6 +429,7 @@ typedef struct pod_info {
     int64_t nonzero_milli_cpu, nonzero_memory; /* for scoring */
     host_port *ports;
     size_t nports;
+    bool borrowed; /* a gc_sched_memo's: freed by it, not with the node */
 } pod_info;
 
 typedef struct node_info {
@@ -458,6 +459,7 @@ typedef struct sched {
 
 static void pod_info_free(pod_info *p)
 {
+    if (p->borrowed) return;
     resources_free(&p->req);
     free(p->ports);
 }
@@ -525,8 +527,107 @@ static void node_info_free(node_info *ni)
     resources_free(&ni->alloc);
 }
 
+/* ---- pod infos kept from one pass to the next ---------------------------- */
+
+/* A bound pod's requests, ports and priority, parsed once while its object
+ * is unchanged: the caller's objects are immutable and held here (a
+ * reference), so the same pointer is the same pod at the same version. */
+typedef struct memo_entry {
+    const json_t *pod; /* NULL: a free slot */
+    pod_info info;
+    unsigned gen; /* the last cluster build that used it */
+} memo_entry;
+
+struct gc_sched_memo {
+    memo_entry *slots;
+    size_t cap, count; /* cap a power of two, or 0 */
+    unsigned gen;
+};
+
+gc_sched_memo *gc_sched_memo_new(void)
+{
+    return calloc(1, sizeof(gc_sched_memo));
+}
+
+static void memo_entry_free(memo_entry *e)
+{
+    e->info.borrowed = false;
+    pod_info_free(&e->info);
+    json_decref((json_t *)e->pod);
+    memset(e, 0, sizeof *e);
+}
+
+void gc_sched_memo_free(gc_sched_memo *m)
+{
+    if (!m) return;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].pod) memo_entry_free(&m->slots[i]);
+    free(m->slots);
+    free(m);
+}
+
+static size_t memo_hash(const json_t *pod, size_t cap)
+{
+    return (size_t)(((uintptr_t)pod >> 4) * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+}
+
+static memo_entry *memo_slot(const gc_sched_memo *m, const json_t *pod)
+{
+    size_t i = memo_hash(pod, m->cap);
+    while (m->slots[i].pod && m->slots[i].pod != pod)
+        i = (i + 1) & (m->cap - 1);
+    return &m->slots[i];
+}
+
+/* Rehashes into `cap` slots, keeping only the entries of generation `keep`
+ * (or all, with keep 0). */
+static int memo_rehash(gc_sched_memo *m, size_t cap, unsigned keep)
+{
+    memo_entry *old = m->slots;
+    size_t old_cap = m->cap;
+    memo_entry *slots = calloc(cap, sizeof *slots);
+    if (!slots) return -1;
+    m->slots = slots;
+    m->cap = cap;
+    m->count = 0;
+    for (size_t i = 0; i < old_cap; i++) {
+        memo_entry *e = &old[i];
+        if (!e->pod) continue;
+        if (keep && e->gen != keep) {
+            memo_entry_free(e);
+            continue;
+        }
+        *memo_slot(m, e->pod) = *e;
+        m->count++;
+    }
+    free(old);
+    return 0;
+}
+
+/* The info of a bound pod: the memo's, or parsed into it. */
+static int memo_info(gc_sched_memo *m, const json_t *pod, const nonzero_defaults *nz, pod_info *out,
+                     gp_error *err)
+{
+    if ((m->count + 1) * 2 > m->cap && memo_rehash(m, m->cap ? m->cap * 2 : 1024, 0) < 0)
+        return oom(err);
+    memo_entry *e = memo_slot(m, pod);
+    if (!e->pod) {
+        if (pod_info_init(&e->info, pod, nz, err) < 0) {
+            pod_info_free(&e->info);
+            memset(e, 0, sizeof *e);
+            return -1;
+        }
+        e->info.borrowed = true;
+        e->pod = json_incref((json_t *)pod);
+        m->count++;
+    }
+    e->gen = m->gen;
+    *out = e->info;
+    return 0;
+}
+
 static int node_info_init(node_info *ni, const gc_sched_node *in, const nonzero_defaults *nz,
-                          gp_error *err)
+                          gc_sched_memo *memo, gp_error *err)
 {
     memset(ni, 0, sizeof *ni);
     ni->obj = in->node;
@@ -541,11 +642,14 @@ static int node_info_init(node_info *ni, const gc_sched_node *in, const nonzero_
     if (rc < 0) return -1;
     ni->pods = calloc(in->pod_count + 1, sizeof *ni->pods);
     if (!ni->pods) return oom(err);
-    for (; ni->npods < in->pod_count; ni->npods++)
-        if (pod_info_init(&ni->pods[ni->npods], in->pods[ni->npods], nz, err) < 0) {
+    for (; ni->npods < in->pod_count; ni->npods++) {
+        const json_t *pod = in->pods[ni->npods];
+        pod_info *info = &ni->pods[ni->npods];
+        if ((memo ? memo_info(memo, pod, nz, info, err) : pod_info_init(info, pod, nz, err)) < 0) {
             ni->npods++; /* so that node_info_free frees the partial one */
             return -1;
         }
+    }
     return 0;
 }
 
@@ -1467,6 +1571,12 @@ struct gc_sched_cluster {
 
 gc_sched_cluster *gc_sched_cluster_new(const gc_sched_node *nodes, size_t n, gp_error *err)
 {
+    return gc_sched_cluster_new_memo(nodes, n, NULL, err);
+}
+
+gc_sched_cluster *gc_sched_cluster_new_memo(const gc_sched_node *nodes, size_t n,
+                                            gc_sched_memo *memo, gp_error *err)
+{
     gc_sched_cluster *c = calloc(1, sizeof *c);
     if (!c) {
         oom(err);
@@ -1481,11 +1591,17 @@ gc_sched_cluster *gc_sched_cluster_new(const gc_sched_node *nodes, size_t n, gp_
         oom(err);
         goto fail;
     }
+    if (memo && ++memo->gen == 0) memo->gen = 1; /* 0 means "keep all" */
     for (; s->n < n; s->n++)
-        if (node_info_init(&s->nodes[s->n], &nodes[s->n], &s->nz, err) < 0) {
+        if (node_info_init(&s->nodes[s->n], &nodes[s->n], &s->nz, memo, err) < 0) {
             s->n++;
             goto fail;
         }
+    /* what this build did not use is gone or changed: forgotten */
+    if (memo && memo->count && memo_rehash(memo, memo->cap, memo->gen) < 0) {
+        oom(err);
+        goto fail;
+    }
     return c;
 fail:
     gc_sched_cluster_free(c);

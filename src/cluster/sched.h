@@ -107,6 +107,15 @@ void gc_sched_result_free(gc_sched_result *r);
  * gc_sched_schedule_in point into the caller's pod objects. */
 typedef struct gc_sched_cluster gc_sched_cluster;
 gc_sched_cluster *gc_sched_cluster_new(const gc_sched_node *nodes, size_t n, gp_error *err);
+/* The same, with the parsed pods kept in `memo` from one call to the next:
+ * a pod object passed again (the same pointer: the caller's objects must be
+ * immutable) is not parsed again, and one not passed is forgotten. At
+ * thousands of bound pods that parse is most of a build. */
+typedef struct gc_sched_memo gc_sched_memo;
+gc_sched_memo *gc_sched_memo_new(void);
+void gc_sched_memo_free(gc_sched_memo *m);
+gc_sched_cluster *gc_sched_cluster_new_memo(const gc_sched_node *nodes, size_t n,
+                                            gc_sched_memo *memo, gp_error *err);
 int gc_sched_cluster_assume(gc_sched_cluster *c, size_t node, const json_t *pod, gp_error *err);
 int gc_sched_schedule_in(gc_sched_cluster *c, const json_t *pod, unsigned tie_break,
                          gc_sched_result *out);

@@ -10,6 +10,9 @@ struct gc_write {
     char *method, *path, *query, *type;
     json_t *body;
     gc_write *then; /* sent only when this one succeeded */
+    gc_write_done_fn *done;
+    void *done_ud;
+    char *tag;
     gc_write *link; /* the worker's FIFO */
 };
 
@@ -76,14 +79,24 @@ void gc_write_free(gc_write *w)
         free(w->query);
         free(w->type);
         json_decref(w->body);
+        free(w->tag);
         free(w);
         w = next;
     }
 }
 
+void gc_write_notify(gc_write *w, gc_write_done_fn *done, void *ud, const char *tag)
+{
+    if (!w) return;
+    free(w->tag);
+    w->tag = tag ? strdup(tag) : NULL;
+    w->done = done;
+    w->done_ud = ud;
+}
+
 /* Sends w and its follow-ups while they succeed; how many were not done
  * (the one that failed and those after it). */
-static size_t send_chain(gc_api *api, gc_write *w)
+static size_t send_chain_of(gc_api *api, gc_write *w)
 {
     for (; w; w = w->then) {
         unsigned status = gc_client_send(api, w->method, w->path, w->query, w->type, w->body);
@@ -95,6 +108,13 @@ static size_t send_chain(gc_api *api, gc_write *w)
         }
     }
     return 0;
+}
+
+static size_t send_chain(gc_api *api, gc_write *w)
+{
+    size_t failed = send_chain_of(api, w);
+    if (w->done) w->done(w->done_ud, w->tag, failed == 0);
+    return failed;
 }
 
 static void *work(void *arg)

@@ -32,6 +32,10 @@ gc_write *gc_write_new(const char *method, const char *path, const char *query,
 /* `next` is sent after `w`, and only when `w` got a 2xx. */
 void gc_write_then(gc_write *w, gc_write *next);
 void gc_write_free(gc_write *w);
+/* done(ud, tag, ok) once w and its follow-ups are sent (ok: all of them
+ * succeeded), on the worker's thread. tag is copied. */
+typedef void gc_write_done_fn(void *ud, const char *tag, bool ok);
+void gc_write_notify(gc_write *w, gc_write_done_fn *done, void *ud, const char *tag);
 
 /* workers 0 sends every write in line, on the caller's thread. */
 gc_write_queue *gc_wq_new(gc_api *api, size_t workers);

@@ -451,7 +451,7 @@ EOF
     [ "$output" = "w" ]
 }
 
-@test "bounds: a body over 3 MiB is 413, a ConfigMap over 1 MiB is 422, nothing stored" {
+@test "bounds: a body over 3 MiB is 413, a ConfigMap over 1 MiB is 422, an object over 1.5 MiB is 422, nothing stored" {
     k create namespace bounds-lab >/dev/null
     head -c 3500000 /dev/zero | tr '\0' a >"$CTMP/big"
     head -c 1200000 /dev/zero | tr '\0' a >"$CTMP/mid"
@@ -461,7 +461,24 @@ EOF
     run k create configmap mid -n bounds-lab --from-file="$CTMP/mid"
     [ "$status" -eq 1 ]
     [ "$output" = 'error: failed to create configmap: ConfigMap "mid" is invalid: []: Too long: may not be more than 1048576 bytes' ]
+    # a pod whose fields each pass but which as a whole is over the 1.5 MiB
+    # an object may be (etcd's request limit): refused, counted on the
+    # object as it would be stored
+    python3 - "$CTMP/pod.json" <<'PY'
+import json, sys
+env = [{"name": "E", "value": "x" * 200000}]
+pod = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "big", "namespace": "bounds-lab"},
+       "spec": {"containers": [{"name": "c%d" % i, "image": "busybox", "env": env}
+                               for i in range(9)]}}
+json.dump(pod, open(sys.argv[1], "w"))
+PY
+    run k create -f "$CTMP/pod.json"
+    [ "$status" -eq 1 ]
+    [ "$output" = 'The Pod "big" is invalid: metadata: Too long: may not be more than 1572864 bytes' ]
     run k get cm -n bounds-lab
+    [ "$output" = "No resources found in bounds-lab namespace." ]
+    run k get pods -n bounds-lab
     [ "$output" = "No resources found in bounds-lab namespace." ]
     run k get --raw /readyz
     [ "$output" = "ok" ]

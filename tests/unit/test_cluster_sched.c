@@ -265,6 +265,60 @@ static void test_cluster_reused_with_assumed_pods(void **state)
     fixture_free(f);
 }
 
+/* Builds with a memo decide as builds without: a pod passed again is the
+ * same pod, one no longer passed no longer counts, and a pod changed (a new
+ * object) is read again. */
+static int memo_choice(gc_sched_memo *m, fixture *f, const char *pod_squoted)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        f->view[i].node = f->nodes[i];
+        f->view[i].pods = (const json_t *const *)f->pods[i];
+        f->view[i].pod_count = f->npods[i];
+    }
+    gp_error err = {0};
+    gc_sched_cluster *c = gc_sched_cluster_new_memo(f->view, f->n, m, &err);
+    assert_non_null(c);
+    json_t *pod = sq_load(pod_squoted);
+    gc_sched_result r;
+    assert_int_equal(gc_sched_schedule_in(c, pod, 0, &r), 0);
+    int chosen = r.chosen;
+    gc_sched_result_free(&r);
+    json_decref(pod);
+    gc_sched_cluster_free(c);
+    return chosen;
+}
+
+static void test_memo_reads_changed_and_forgets_gone_pods(void **state)
+{
+    (void)state;
+    const char *wants_10 = "{'metadata':{'name':'w','namespace':'default','uid':'w'},'spec':{"
+                           "'containers':[{'name':'c','image':'i','resources':{'requests':{"
+                           "'cpu':'10'}}}]}}";
+    gc_sched_memo *m = gc_sched_memo_new();
+    assert_non_null(m);
+    fixture *f = fixture_new();
+    lab_node(f, "lab-node-0", NULL, NULL);
+    lab_node(f, "lab-node-1", NULL, NULL);
+    bind_simple(f, 0, "big", 0, "'cpu':'12'");
+    /* 16 cpu each: 10 fits only on node 1 */
+    assert_int_equal(memo_choice(m, f, wants_10), 1);
+    assert_int_equal(memo_choice(m, f, wants_10), 1); /* again, from the memo */
+    /* the pod on node 0 is gone, one on node 1 came: node 0 now */
+    json_decref(f->pods[0][0]);
+    f->npods[0] = 0;
+    bind_simple(f, 1, "other", 0, "'cpu':'12'");
+    assert_int_equal(memo_choice(m, f, wants_10), 0);
+    /* the pod on node 1 changed (a new object asking for 1 cpu): fits both,
+     * and node 0, empty, wins */
+    json_decref(f->pods[1][0]);
+    f->npods[1] = 0;
+    bind_simple(f, 1, "other", 0, "'cpu':'1'");
+    bind_simple(f, 0, "third", 0, "'cpu':'7'");
+    assert_int_equal(memo_choice(m, f, wants_10), 1);
+    fixture_free(f);
+    gc_sched_memo_free(m);
+}
+
 static void test_lab_daemonset_64gi(void **state)
 {
     (void)state;
@@ -1015,6 +1069,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lab_cuda_probe_no_gpu),
         cmocka_unit_test(test_lab_cuda_probe_after_gpu_patch),
+        cmocka_unit_test(test_memo_reads_changed_and_forgets_gone_pods),
         cmocka_unit_test(test_lab_daemonset_64gi),
         cmocka_unit_test(test_cluster_reused_with_assumed_pods),
         cmocka_unit_test(test_lab_daemonset_high_priority_victims_not_enough),

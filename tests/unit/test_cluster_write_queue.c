@@ -1,0 +1,164 @@
+/* The controllers' write queue: writes to one object in the order pushed,
+ * follow-ups only after a success, failures counted by the drain, and the
+ * outcome reported to the caller; against a real in-memory API server. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cluster/client.h"
+#include "cluster/routes.h"
+#include "cluster/store.h"
+#include "cluster/write_queue.h"
+
+#define CM_PATH "/api/v1/namespaces/default/configmaps"
+
+static gc_api *api_new(void)
+{
+    gc_api *api = calloc(1, sizeof *api);
+    assert_non_null(api);
+    gp_error err = {0};
+    api->store = gc_store_open(NULL, 0, &err);
+    assert_non_null(api->store);
+    assert_int_equal(gc_api_bootstrap(api, &err), 0);
+    return api;
+}
+
+static void api_free(gc_api *api)
+{
+    gc_store_close(api->store);
+    free(api);
+}
+
+static json_t *configmap(const char *name, const char *last)
+{
+    return json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                     "metadata", "name", name, "data", "last", last);
+}
+
+/* data.last of a ConfigMap, or NULL when it does not exist (malloc'd). */
+static char *last_of(gc_api *api, const char *name)
+{
+    char path[200];
+    snprintf(path, sizeof path, "%s/%s", CM_PATH, name);
+    gc_reply r = gc_client_call(api, "GET", path, NULL, NULL, NULL);
+    const char *v = json_string_value(json_object_get(json_object_get(r.body, "data"), "last"));
+    char *out = r.status == 200 && v ? strdup(v) : NULL;
+    gc_reply_free(&r);
+    return out;
+}
+
+/* A JSON patch that applies only to the value before it: out of order, its
+ * test operation fails and the API answers 422. */
+static gc_write *step_patch(const char *name, int i)
+{
+    char path[200], before[16], after[16];
+    snprintf(path, sizeof path, "%s/%s", CM_PATH, name);
+    snprintf(before, sizeof before, "%d", i - 1);
+    snprintf(after, sizeof after, "%d", i);
+    json_t *ops =
+        json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]", "op", "test", "path", "/data/last", "value",
+                  before, "op", "replace", "path", "/data/last", "value", after);
+    return gc_write_new("PATCH", path, NULL, "application/json-patch+json", ops);
+}
+
+static void writes_to_one_object_keep_their_order(void **state)
+{
+    (void)state;
+    gc_api *api = api_new();
+    gc_write_queue *q = gc_wq_new(api, 2);
+    assert_non_null(q);
+    const char *names[] = {"a", "b", "c"};
+    for (size_t k = 0; k < 3; k++)
+        gc_wq_push(q, gc_write_new("POST", CM_PATH, NULL, NULL, configmap(names[k], "0")));
+    assert_int_equal(gc_wq_drain(q), 0);
+    /* interleaved over three objects and two workers; /status-less paths of
+     * one object always land on one worker */
+    for (int i = 1; i <= 60; i++)
+        for (size_t k = 0; k < 3; k++)
+            gc_wq_push(q, step_patch(names[k], i));
+    assert_int_equal(gc_wq_drain(q), 0);
+    for (size_t k = 0; k < 3; k++) {
+        char *last = last_of(api, names[k]);
+        assert_string_equal(last, "60");
+        free(last);
+    }
+    gc_wq_free(q);
+    api_free(api);
+}
+
+typedef struct outcome {
+    int calls;
+    bool ok;
+    char tag[32];
+} outcome;
+
+static void note_outcome(void *ud, const char *tag, bool ok)
+{
+    outcome *o = ud;
+    o->calls++;
+    o->ok = ok;
+    snprintf(o->tag, sizeof o->tag, "%s", tag ? tag : "");
+}
+
+static void a_follow_up_goes_only_after_a_success(void **state)
+{
+    (void)state;
+    gc_api *api = api_new();
+    gc_write_queue *q = gc_wq_new(api, 2);
+    /* the first fails (no such object): the follow-up is skipped, both counted */
+    gc_write *w = step_patch("missing", 1);
+    gc_write_then(w, gc_write_new("POST", CM_PATH, NULL, NULL, configmap("after-failure", "x")));
+    outcome o = {0};
+    gc_write_notify(w, note_outcome, &o, "first");
+    gc_wq_push(q, w);
+    assert_int_equal(gc_wq_drain(q), 2);
+    assert_null(last_of(api, "after-failure"));
+    assert_int_equal(o.calls, 1);
+    assert_false(o.ok);
+    assert_string_equal(o.tag, "first");
+    /* the first succeeds: the follow-up is sent */
+    w = gc_write_new("POST", CM_PATH, NULL, NULL, configmap("first", "1"));
+    gc_write_then(w, gc_write_new("POST", CM_PATH, NULL, NULL, configmap("second", "2")));
+    gc_write_notify(w, note_outcome, &o, "second");
+    gc_wq_push(q, w);
+    assert_int_equal(gc_wq_drain(q), 0);
+    char *v = last_of(api, "second");
+    assert_string_equal(v, "2");
+    free(v);
+    assert_int_equal(o.calls, 2);
+    assert_true(o.ok);
+    gc_wq_free(q);
+    api_free(api);
+}
+
+static void without_workers_writes_go_in_line(void **state)
+{
+    (void)state;
+    gc_api *api = api_new();
+    gc_write_queue *q = gc_wq_new(api, 0);
+    assert_non_null(q);
+    gc_wq_push(q, gc_write_new("POST", CM_PATH, NULL, NULL, configmap("inline", "0")));
+    char *v = last_of(api, "inline"); /* no drain: already there */
+    assert_string_equal(v, "0");
+    free(v);
+    gc_wq_push(q, step_patch("inline", 5)); /* 4 is not there: fails */
+    assert_int_equal(gc_wq_drain(q), 1);
+    gc_wq_free(q);
+    api_free(api);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(writes_to_one_object_keep_their_order),
+        cmocka_unit_test(a_follow_up_goes_only_after_a_success),
+        cmocka_unit_test(without_workers_writes_go_in_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
