@@ -430,6 +430,10 @@ typedef struct pod_info {
     host_port *ports;
     size_t nports;
     bool borrowed; /* a gc_sched_memo's: freed by it, not with the node */
+    /* Copies of the strings above, when the info must outlive the parts of
+     * the object they were read from (gc_sched_memo_prime). */
+    char **owned;
+    size_t nowned;
 } pod_info;
 
 typedef struct node_info {
@@ -460,6 +464,9 @@ typedef struct sched {
 static void pod_info_free(pod_info *p)
 {
     if (p->borrowed) return;
+    for (size_t i = 0; i < p->nowned; i++)
+        free(p->owned[i]);
+    free(p->owned);
     resources_free(&p->req);
     free(p->ports);
 }
@@ -535,13 +542,11 @@ static void node_info_free(node_info *ni)
 typedef struct memo_entry {
     const json_t *pod; /* NULL: a free slot */
     pod_info info;
-    unsigned gen; /* the last cluster build that used it */
 } memo_entry;
 
 struct gc_sched_memo {
     memo_entry *slots;
     size_t cap, count; /* cap a power of two, or 0 */
-    unsigned gen;
 };
 
 gc_sched_memo *gc_sched_memo_new(void)
@@ -579,9 +584,10 @@ static memo_entry *memo_slot(const gc_sched_memo *m, const json_t *pod)
     return &m->slots[i];
 }
 
-/* Rehashes into `cap` slots, keeping only the entries of generation `keep`
- * (or all, with keep 0). */
-static int memo_rehash(gc_sched_memo *m, size_t cap, unsigned keep)
+/* Rehashes into `cap` slots; with `sweep`, without the entries of pods
+ * only the memo still holds (the caller has let go of them: gone, or
+ * replaced by a new version). */
+static int memo_rehash(gc_sched_memo *m, size_t cap, bool sweep)
 {
     memo_entry *old = m->slots;
     size_t old_cap = m->cap;
@@ -593,7 +599,7 @@ static int memo_rehash(gc_sched_memo *m, size_t cap, unsigned keep)
     for (size_t i = 0; i < old_cap; i++) {
         memo_entry *e = &old[i];
         if (!e->pod) continue;
-        if (keep && e->gen != keep) {
+        if (sweep && e->pod->refcount == 1) {
             memo_entry_free(e);
             continue;
         }
@@ -604,25 +610,70 @@ static int memo_rehash(gc_sched_memo *m, size_t cap, unsigned keep)
     return 0;
 }
 
-/* The info of a bound pod: the memo's, or parsed into it. */
+/* The info of a bound pod: the memo's (borrowed), or parsed here for this
+ * build only (a pod not yet settled changes too often to be worth keeping,
+ * and a memo holding it would keep a whole pod alive). */
 static int memo_info(gc_sched_memo *m, const json_t *pod, const nonzero_defaults *nz, pod_info *out,
                      gp_error *err)
 {
-    if ((m->count + 1) * 2 > m->cap && memo_rehash(m, m->cap ? m->cap * 2 : 1024, 0) < 0)
-        return oom(err);
-    memo_entry *e = memo_slot(m, pod);
-    if (!e->pod) {
-        if (pod_info_init(&e->info, pod, nz, err) < 0) {
-            pod_info_free(&e->info);
-            memset(e, 0, sizeof *e);
-            return -1;
-        }
-        e->info.borrowed = true;
-        e->pod = json_incref((json_t *)pod);
-        m->count++;
+    memo_entry *e = m->cap ? memo_slot(m, pod) : NULL;
+    if (e && e->pod) {
+        *out = e->info;
+        return 0;
     }
-    e->gen = m->gen;
-    *out = e->info;
+    return pod_info_init(out, pod, nz, err);
+}
+
+/* Copies *field into p's own strings and points it there. */
+static int own_string(pod_info *p, const char **field)
+{
+    if (!*field) return 0;
+    char **v = realloc(p->owned, (p->nowned + 1) * sizeof *v);
+    if (!v) return -1;
+    p->owned = v;
+    if (!(v[p->nowned] = strdup(*field))) return -1;
+    *field = v[p->nowned++];
+    return 0;
+}
+
+static int own_strings(pod_info *p)
+{
+    int rc = own_string(p, &p->start_time);
+    for (size_t i = 0; rc == 0 && i < p->req.nscalars; i++)
+        rc = own_string(p, &p->req.scalars[i].name);
+    for (size_t i = 0; rc == 0 && i < p->nports; i++) {
+        rc = own_string(p, &p->ports[i].ip);
+        if (rc == 0) rc = own_string(p, &p->ports[i].proto);
+    }
+    return rc;
+}
+
+void gc_sched_memo_trim(gc_sched_memo *m, size_t live)
+{
+    /* a sweep rebuilds the table: only once the dead could be a fifth */
+    if (m->count > live + live / 4 + 1024) memo_rehash(m, m->cap, true);
+}
+
+int gc_sched_memo_prime(gc_sched_memo *m, const json_t *key, const json_t *pod, gp_error *err)
+{
+    nonzero_defaults nz;
+    if (kq_parse(DEFAULT_MILLI_CPU, &nz.cpu, err) < 0 ||
+        kq_parse(DEFAULT_MEMORY, &nz.memory, err) < 0)
+        return -1;
+    if ((m->count + 1) * 2 > m->cap && memo_rehash(m, m->cap ? m->cap * 2 : 1024, false) < 0)
+        return oom(err);
+    memo_entry *e = memo_slot(m, key);
+    if (e->pod) return 0; /* known already */
+    pod_info info;
+    if (pod_info_init(&info, pod, &nz, err) < 0 || own_strings(&info) < 0) {
+        pod_info_free(&info);
+        return err->text[0] ? -1 : oom(err);
+    }
+    info.obj = key;
+    info.borrowed = true;
+    e->info = info;
+    e->pod = json_incref((json_t *)key);
+    m->count++;
     return 0;
 }
 
@@ -1591,16 +1642,16 @@ gc_sched_cluster *gc_sched_cluster_new_memo(const gc_sched_node *nodes, size_t n
         oom(err);
         goto fail;
     }
-    if (memo && ++memo->gen == 0) memo->gen = 1; /* 0 means "keep all" */
     for (; s->n < n; s->n++)
         if (node_info_init(&s->nodes[s->n], &nodes[s->n], &s->nz, memo, err) < 0) {
             s->n++;
             goto fail;
         }
-    /* what this build did not use is gone or changed: forgotten */
-    if (memo && memo->count && memo_rehash(memo, memo->cap, memo->gen) < 0) {
-        oom(err);
-        goto fail;
+    if (memo) {
+        size_t passed = 0;
+        for (size_t i = 0; i < n; i++)
+            passed += nodes[i].pod_count;
+        gc_sched_memo_trim(memo, passed);
     }
     return c;
 fail:

@@ -107,13 +107,22 @@ void gc_sched_result_free(gc_sched_result *r);
  * gc_sched_schedule_in point into the caller's pod objects. */
 typedef struct gc_sched_cluster gc_sched_cluster;
 gc_sched_cluster *gc_sched_cluster_new(const gc_sched_node *nodes, size_t n, gp_error *err);
-/* The same, with the parsed pods kept in `memo` from one call to the next:
- * a pod object passed again (the same pointer: the caller's objects must be
- * immutable) is not parsed again, and one not passed is forgotten. At
- * thousands of bound pods that parse is most of a build. */
+/* The same, with the settled pods' parse kept in `memo` from one call to
+ * the next (gc_sched_memo_prime): at thousands of bound pods that parse is
+ * most of a build. Pods the memo does not know are parsed for the build. */
 typedef struct gc_sched_memo gc_sched_memo;
 gc_sched_memo *gc_sched_memo_new(void);
 void gc_sched_memo_free(gc_sched_memo *m);
+/* Tells the memo what `pod` requests (its containers, init containers,
+ * overhead, priority, host ports, start time), to be found under `key`, an
+ * object the caller may then strip of those fields: a settled pod kept
+ * with only what else it is read for. -1 with err for a quantity that does
+ * not parse. */
+int gc_sched_memo_prime(gc_sched_memo *m, const json_t *key, const json_t *pod, gp_error *err);
+/* Forgets the pods only the memo still holds, once they could be a fifth
+ * of what it keeps (`live`: how many pods the caller holds). A build trims
+ * with the pods it was given. */
+void gc_sched_memo_trim(gc_sched_memo *m, size_t live);
 gc_sched_cluster *gc_sched_cluster_new_memo(const gc_sched_node *nodes, size_t n,
                                             gc_sched_memo *memo, gp_error *err);
 int gc_sched_cluster_assume(gc_sched_cluster *c, size_t node, const json_t *pod, gp_error *err);

@@ -265,9 +265,10 @@ static void test_cluster_reused_with_assumed_pods(void **state)
     fixture_free(f);
 }
 
-/* Builds with a memo decide as builds without: a pod passed again is the
- * same pod, one no longer passed no longer counts, and a pod changed (a new
- * object) is read again. */
+/* A settled pod is kept stripped of what the scheduler reads, which the
+ * memo was told when it was primed: builds with the stripped pods decide
+ * as builds with whole ones; a stripped pod the memo does not know would
+ * count as asking for nothing. */
 static int memo_choice(gc_sched_memo *m, fixture *f, const char *pod_squoted)
 {
     for (size_t i = 0; i < f->n; i++) {
@@ -288,7 +289,20 @@ static int memo_choice(gc_sched_memo *m, fixture *f, const char *pod_squoted)
     return chosen;
 }
 
-static void test_memo_reads_changed_and_forgets_gone_pods(void **state)
+/* Binds a pod asking for `cpu` on `node` as the controllers keep it once
+ * settled: primed into the memo, then stripped of its containers. */
+static void bind_settled(gc_sched_memo *m, fixture *f, size_t node, const char *name,
+                         const char *cpu)
+{
+    char requests[64];
+    snprintf(requests, sizeof requests, "'cpu':'%s'", cpu);
+    json_t *pod = (json_t *)bind_simple(f, node, name, 0, requests);
+    gp_error err = {0};
+    assert_int_equal(gc_sched_memo_prime(m, pod, pod, &err), 0);
+    json_object_del(json_object_get(pod, "spec"), "containers");
+}
+
+static void test_memo_keeps_what_stripped_pods_request(void **state)
 {
     (void)state;
     const char *wants_10 = "{'metadata':{'name':'w','namespace':'default','uid':'w'},'spec':{"
@@ -299,23 +313,27 @@ static void test_memo_reads_changed_and_forgets_gone_pods(void **state)
     fixture *f = fixture_new();
     lab_node(f, "lab-node-0", NULL, NULL);
     lab_node(f, "lab-node-1", NULL, NULL);
-    bind_simple(f, 0, "big", 0, "'cpu':'12'");
+    bind_settled(m, f, 0, "big", "12");
     /* 16 cpu each: 10 fits only on node 1 */
     assert_int_equal(memo_choice(m, f, wants_10), 1);
-    assert_int_equal(memo_choice(m, f, wants_10), 1); /* again, from the memo */
+    assert_int_equal(memo_choice(m, f, wants_10), 1); /* again */
     /* the pod on node 0 is gone, one on node 1 came: node 0 now */
     json_decref(f->pods[0][0]);
     f->npods[0] = 0;
-    bind_simple(f, 1, "other", 0, "'cpu':'12'");
+    bind_settled(m, f, 1, "other", "12");
     assert_int_equal(memo_choice(m, f, wants_10), 0);
-    /* the pod on node 1 changed (a new object asking for 1 cpu): fits both,
-     * and node 0, empty, wins */
+    /* the pod on node 1 changed (a new object asking for 1 cpu), and one
+     * asking for 7 came on node 0: both fit, node 1 has more free */
     json_decref(f->pods[1][0]);
     f->npods[1] = 0;
-    bind_simple(f, 1, "other", 0, "'cpu':'1'");
-    bind_simple(f, 0, "third", 0, "'cpu':'7'");
+    bind_settled(m, f, 1, "other", "1");
+    bind_settled(m, f, 0, "third", "7");
     assert_int_equal(memo_choice(m, f, wants_10), 1);
+    /* a pod the memo was never told of is parsed for the build */
+    bind_simple(f, 1, "whole", 0, "'cpu':'14'");
+    assert_int_equal(memo_choice(m, f, wants_10), -1);
     fixture_free(f);
+    gc_sched_memo_trim(m, 0);
     gc_sched_memo_free(m);
 }
 
@@ -1069,7 +1087,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lab_cuda_probe_no_gpu),
         cmocka_unit_test(test_lab_cuda_probe_after_gpu_patch),
-        cmocka_unit_test(test_memo_reads_changed_and_forgets_gone_pods),
+        cmocka_unit_test(test_memo_keeps_what_stripped_pods_request),
         cmocka_unit_test(test_lab_daemonset_64gi),
         cmocka_unit_test(test_cluster_reused_with_assumed_pods),
         cmocka_unit_test(test_lab_daemonset_high_priority_victims_not_enough),

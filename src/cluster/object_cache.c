@@ -1,0 +1,107 @@
+#include "cluster/object_cache.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct entry {
+    gc_blob *blob; /* NULL: a free slot */
+    json_t *obj;
+    int moved; /* found by the listing after: owned by its table now */
+} entry;
+
+typedef struct table {
+    entry *slots;
+    size_t cap; /* a power of two, or 0 */
+} table;
+
+struct gc_object_cache {
+    table last, cur;
+};
+
+gc_object_cache *gc_ocache_new(void)
+{
+    return calloc(1, sizeof(gc_object_cache));
+}
+
+static void table_clear(table *t)
+{
+    for (size_t i = 0; i < t->cap; i++) {
+        entry *e = &t->slots[i];
+        if (e->blob && !e->moved) {
+            gc_blob_unref(e->blob);
+            json_decref(e->obj);
+        }
+    }
+    if (t->cap) memset(t->slots, 0, t->cap * sizeof *t->slots);
+}
+
+void gc_ocache_free(gc_object_cache *c)
+{
+    if (!c) return;
+    table_clear(&c->last);
+    table_clear(&c->cur);
+    free(c->last.slots);
+    free(c->cur.slots);
+    free(c);
+}
+
+static entry *slot(const table *t, const gc_blob *blob)
+{
+    size_t i = (size_t)(((uintptr_t)blob >> 4) * 0x9E3779B97F4A7C15ULL) & (t->cap - 1);
+    while (t->slots[i].blob && t->slots[i].blob != blob)
+        i = (i + 1) & (t->cap - 1);
+    return &t->slots[i];
+}
+
+int gc_ocache_begin(gc_object_cache *c, size_t n)
+{
+    table_clear(&c->cur); /* a listing that did not end */
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    if (c->cur.cap != cap) {
+        entry *slots = calloc(cap, sizeof *slots);
+        if (!slots) return -1;
+        free(c->cur.slots);
+        c->cur.slots = slots;
+        c->cur.cap = cap;
+    }
+    return 0;
+}
+
+json_t *gc_ocache_find(gc_object_cache *c, const gc_blob *blob)
+{
+    if (!c->last.cap || !c->cur.cap) return NULL;
+    entry *e = slot(&c->last, blob);
+    if (!e->blob || e->moved) return e->blob ? slot(&c->cur, blob)->obj : NULL;
+    entry *to = slot(&c->cur, blob);
+    *to = *e;
+    e->moved = 1;
+    return to->obj;
+}
+
+void gc_ocache_put(gc_object_cache *c, gc_blob *blob, json_t *obj)
+{
+    if (!c->cur.cap) {
+        gc_blob_unref(blob);
+        json_decref(obj);
+        return;
+    }
+    entry *e = slot(&c->cur, blob);
+    if (e->blob) { /* put twice in one listing: the later wins */
+        gc_blob_unref(e->blob);
+        json_decref(e->obj);
+    }
+    e->blob = blob;
+    e->obj = obj;
+    e->moved = 0;
+}
+
+void gc_ocache_end(gc_object_cache *c)
+{
+    table_clear(&c->last);
+    table t = c->last;
+    c->last = c->cur;
+    c->cur = t;
+}

@@ -1,0 +1,37 @@
+/* The controllers' parsed objects, by stored version.
+ *
+ * Every pass of the controllers lists whole resources; an object is parsed
+ * only when its stored version is new since the last listing. A stored
+ * version is one blob (store.h): the cache is keyed by the blob's address,
+ * and holds a reference to it, so an address cannot be reused by another
+ * version while its entry lives. Lookups are pointer hashes, done outside
+ * the store's lock; a listing's table replaces the last one, so versions
+ * that are gone are forgotten without a search. Per object it costs 48
+ * bytes of table, where a JSON object keyed by name cost 270.
+ *
+ * Not thread-safe: one listing at a time, on the controllers' thread. */
+#ifndef GPUOP_CLUSTER_OBJECT_CACHE_H
+#define GPUOP_CLUSTER_OBJECT_CACHE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "cluster/store.h"
+
+typedef struct gc_object_cache gc_object_cache;
+
+gc_object_cache *gc_ocache_new(void);
+void gc_ocache_free(gc_object_cache *c);
+
+/* Starts a listing of at most n versions. -1 when out of memory. */
+int gc_ocache_begin(gc_object_cache *c, size_t n);
+/* What was kept for `blob` by the last listing (borrowed; it lives until
+ * the end of the next listing), now kept for this one too; NULL when
+ * nothing was. */
+json_t *gc_ocache_find(gc_object_cache *c, const gc_blob *blob);
+/* Keeps obj (the reference is taken over) for `blob` in this listing. */
+void gc_ocache_put(gc_object_cache *c, gc_blob *blob, json_t *obj);
+/* Ends the listing: what it did not find or put is forgotten. */
+void gc_ocache_end(gc_object_cache *c);
+
+#endif
