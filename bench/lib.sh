@@ -100,6 +100,21 @@ memory() {
     echo "rss_kib=$rss hwm_kib=$hwm"
 }
 
+# Waits until the server has been quiet for a second (under 5% of a core:
+# its WAL checkpoint after a burst of writes done), at most $1 seconds
+# (default 30), so that what is timed next is not timed against it.
+settle() {
+    local limit=${1:-30} i c0
+    for ((i = 0; i < limit; i++)); do
+        server_cpu
+        c0=$cpu_ticks
+        sleep 1
+        server_cpu
+        [ $((cpu_ticks - c0)) -lt $(($(getconf CLK_TCK) / 20)) ] && return 0
+    done
+    return 0
+}
+
 # User+system CPU of the server in clock ticks, into $cpu_ticks.
 server_cpu() {
     local stat

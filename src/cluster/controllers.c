@@ -89,8 +89,31 @@ static const char *meta(const json_t *obj, const char *key)
 
 /* ---- snapshot -------------------------------------------------------------- */
 
+/* What the controllers read of every pod and node on every pass, read once
+ * per stored version (kept beside the object in its cache): a pass at
+ * 150,000 pods made millions of JSON lookups for these few fields. The
+ * strings point into the object. */
+typedef struct pod_summary {
+    const char *ns, *name, *uid;
+    const char *node, *ip; /* NULL when empty */
+    uint64_t rv;
+    bool deleting, terminal, wants_scheduling;
+} pod_summary;
+
+typedef struct node_summary {
+    const char *name;
+    uint64_t rv;
+    bool managed, held_down, ready;
+    bool beat_known; /* lastHeartbeatTime parsed into beat */
+    time_t beat;
+    unsigned jitter;
+} node_summary;
+
 typedef struct snapshot {
     json_t *nodes, *pods, *daemonsets, *revisions, *namespaces, *runtimeclasses, *configmaps;
+    /* beside nodes and pods, position for position */
+    const node_summary **node_sums;
+    const pod_summary **pod_sums;
     json_t *leases;
     json_t *node_index;  /* node name -> its position in nodes (an integer) */
     json_t *lease_index; /* node name -> its Lease in kube-node-lease */
@@ -235,9 +258,26 @@ static bool stale(const gc_controllers *c, const json_t *kept)
  * the objects' versions are taken (a reference to each blob); an object
  * whose version was in the last listing is reused, not parsed again
  * (object_cache.h; snapshots are never modified). */
+typedef void *summarize_fn(const json_t *obj);
+
+static json_t *list_summarized(gc_controllers *c, const char *group, const char *resource,
+                               keep_policy policy, json_t *all, summarize_fn *summarize,
+                               void ***sums);
+
 static json_t *list_resource(gc_controllers *c, const char *group, const char *resource,
                              keep_policy policy, json_t *all)
 {
+    return list_summarized(c, group, resource, policy, all, NULL, NULL);
+}
+
+/* The same, with what summarize makes of each object (once per version)
+ * in *sums, position for position with the list (malloc'd; the summaries
+ * are the cache's, valid until the next listing of the resource). */
+static json_t *list_summarized(gc_controllers *c, const char *group, const char *resource,
+                               keep_policy policy, json_t *all, summarize_fn *summarize,
+                               void ***sums)
+{
+    if (sums) *sums = NULL;
     const gc_resource *r = gc_resource_find(group, "v1", resource);
     json_t *out = json_array();
     char id[128];
@@ -253,15 +293,18 @@ static json_t *list_resource(gc_controllers *c, const char *group, const char *r
         blobs[i] = gc_blob_ref(objs[i]->json);
     gc_store_unlock(store);
     free(objs);
-    if (!blobs || gc_ocache_begin(cache, n) != 0) {
+    void **summaries = sums ? calloc(n ? n : 1, sizeof *summaries) : NULL;
+    if (!blobs || (sums && !summaries) || gc_ocache_begin(cache, n) != 0) {
         for (size_t i = 0; blobs && i < n; i++)
             gc_blob_unref(blobs[i]);
         free(blobs);
+        free(summaries);
         return out;
     }
     for (size_t i = 0; i < n; i++) {
-        json_t *obj = gc_ocache_find(cache, blobs[i]);
-        if (obj && !stale(c, obj)) {
+        void *sum = NULL;
+        json_t *obj = gc_ocache_find(cache, blobs[i], &sum);
+        if (obj && !stale(c, obj) && (sum || !summarize)) {
             gc_blob_unref(blobs[i]); /* the cache has its own */
         } else {
             obj = parse_kept(c, policy, blobs[i]);
@@ -269,9 +312,16 @@ static json_t *list_resource(gc_controllers *c, const char *group, const char *r
                 gc_blob_unref(blobs[i]);
                 continue;
             }
-            gc_ocache_put(cache, blobs[i], obj);
+            sum = summarize && json_is_object(obj) ? summarize(obj) : NULL;
+            if (summarize && json_is_object(obj) && !sum) { /* out of memory */
+                json_decref(obj);
+                gc_blob_unref(blobs[i]);
+                continue;
+            }
+            gc_ocache_put(cache, blobs[i], obj, sum);
         }
         if (!json_is_object(obj)) continue; /* remembered as nothing */
+        if (summaries) summaries[json_array_size(out)] = sum;
         json_array_append(out, obj);
         if (all)
             json_array_append_new(all, json_pack("{s:s, s:s, s:O}", "resource", resource, "group",
@@ -279,6 +329,7 @@ static json_t *list_resource(gc_controllers *c, const char *group, const char *r
     }
     gc_ocache_end(cache);
     free(blobs);
+    if (sums) *sums = summaries;
     return out;
 }
 
@@ -300,7 +351,10 @@ static bool collection_due(gc_controllers *c, const snapshot *s)
     gc_store_lock(c->api->store);
     uint64_t deletions = gc_store_deletions(c->api->store);
     gc_store_unlock(c->api->store);
-    bool due = !c->collected_once || deletions != c->collected_at || any_deleting(s->pods) ||
+    bool pods_deleting = false;
+    for (size_t i = 0; i < json_array_size(s->pods) && !pods_deleting; i++)
+        pods_deleting = s->pod_sums[i]->deleting;
+    bool due = !c->collected_once || deletions != c->collected_at || pods_deleting ||
                any_deleting(s->daemonsets) || any_deleting(s->namespaces) ||
                any_deleting(s->revisions) || any_deleting(s->configmaps);
     c->collected_at = deletions;
@@ -308,14 +362,23 @@ static bool collection_due(gc_controllers *c, const snapshot *s)
     return due;
 }
 
+static void *summarize_pod(const json_t *pod);
+static void *summarize_node(const json_t *node);
+
 static void take_snapshot(gc_controllers *c, snapshot *s)
 {
     s->all = NULL;
     gc_store_lock(c->api->store);
     s->listed_rv = gc_store_rv(c->api->store);
     gc_store_unlock(c->api->store);
-    s->nodes = list_resource(c, "", "nodes", KEEP_WHOLE, NULL);
-    s->pods = list_resource(c, "", "pods", KEEP_SETTLED_POD_FIELDS, NULL);
+    s->nodes =
+        list_summarized(c, "", "nodes", KEEP_WHOLE, NULL, summarize_node, (void ***)&s->node_sums);
+    s->pods = list_summarized(c, "", "pods", KEEP_SETTLED_POD_FIELDS, NULL, summarize_pod,
+                              (void ***)&s->pod_sums);
+    if (!s->node_sums || !s->pod_sums) { /* out of memory: an empty pass */
+        json_array_clear(s->nodes);
+        json_array_clear(s->pods);
+    }
     s->daemonsets = list_resource(c, "apps", "daemonsets", KEEP_WHOLE, NULL);
     s->revisions = list_resource(c, "apps", "controllerrevisions", KEEP_WHOLE, NULL);
     s->namespaces = list_resource(c, "", "namespaces", KEEP_WHOLE, NULL);
@@ -387,15 +450,17 @@ static json_t *pod_ips(gc_controllers *c, snapshot *s)
 {
     if (s->pod_ips) return s->pod_ips;
     s->pod_ips = json_object();
-    size_t i;
-    json_t *o;
-    json_array_foreach(s->pods, i, o)
-    {
-        const char *node = str_at(o, "spec", "nodeName"), *ip = str_at(o, "status", "podIP");
-        if (!node || !ip) continue;
-        json_t *set = json_object_get(s->pod_ips, node);
-        if (!set) json_object_set_new(s->pod_ips, node, set = json_object());
-        json_object_set_new(set, ip, json_true());
+    size_t n = json_array_size(s->pods);
+    /* only the nodes of pods waiting for an address: their sets first */
+    for (size_t i = 0; i < n; i++) {
+        const pod_summary *p = s->pod_sums[i];
+        if (p->node && !p->ip && !json_object_get(s->pod_ips, p->node))
+            json_object_set_new(s->pod_ips, p->node, json_object());
+    }
+    for (size_t i = 0; i < n; i++) {
+        const pod_summary *p = s->pod_sums[i];
+        json_t *set = p->node && p->ip ? json_object_get(s->pod_ips, p->node) : NULL;
+        if (set) json_object_set_new(set, p->ip, json_true());
     }
     /* and those handed out by status patches still on their way */
     gc_inflight_addresses(c->inflight, add_address, s->pod_ips);
@@ -406,6 +471,8 @@ static void free_snapshot(snapshot *s)
 {
     json_decref(s->nodes);
     json_decref(s->pods);
+    free(s->node_sums);
+    free(s->pod_sums);
     json_decref(s->daemonsets);
     json_decref(s->revisions);
     json_decref(s->namespaces);
@@ -485,11 +552,17 @@ static void write_done(void *ud, const char *tag, bool ok)
 
 /* Whether `obj` of the snapshot still waits for a write of ours: it is left
  * alone this pass. */
-static bool waiting(gc_controllers *c, const snapshot *s, const char *resource, const json_t *obj)
+static bool waiting_at(gc_controllers *c, const snapshot *s, const char *resource, const char *ns,
+                       const char *name, uint64_t rv)
 {
     char key[600];
-    inflight_key(key, sizeof key, resource, obj);
-    return gc_inflight_pending(c->inflight, key, rv_of(obj), s->listed_rv);
+    snprintf(key, sizeof key, "%s|%s/%s", resource, ns ? ns : "", name ? name : "");
+    return gc_inflight_pending(c->inflight, key, rv, s->listed_rv);
+}
+
+static bool pod_waiting(gc_controllers *c, const snapshot *s, const pod_summary *p)
+{
+    return waiting_at(c, s, "pods", p->ns, p->name, p->rv);
 }
 
 /* Queues w (and its follow-ups), a change of `obj` computed from the
@@ -653,16 +726,10 @@ static bool node_ready(const json_t *node)
 
 /* When the node's heartbeat is due: 20 s after the last, plus a jitter of
  * up to 25 s that is fixed per node (its name picks it). */
-static bool heartbeat_due(const json_t *node, time_t now)
+static bool heartbeat_due(const node_summary *n, time_t now)
 {
-    const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
-    const char *last = str_at(json_array_get(conds, 0), "lastHeartbeatTime", NULL);
-    time_t then;
-    if (!last || gc_parse_time(last, &then) != 0) return true;
-    unsigned jitter = 0;
-    for (const char *p = meta(node, "name"); p && *p; p++)
-        jitter = jitter * 31 + (unsigned char)*p;
-    return now - then >= HEARTBEAT_SECONDS + (time_t)(jitter % (HEARTBEAT_JITTER + 1));
+    if (!n->beat_known) return true;
+    return now - n->beat >= HEARTBEAT_SECONDS + (time_t)(n->jitter % (HEARTBEAT_JITTER + 1));
 }
 
 /* A lab drill takes a node down with `kubectl annotate node X
@@ -718,22 +785,23 @@ static int kubelet_nodes(gc_controllers *c, const snapshot *s, time_t now)
     json_t *node;
     json_array_foreach(s->nodes, i, node)
     {
-        if (!gc_kubelet_manages(node) || waiting(c, s, "nodes", node)) continue;
+        const node_summary *n = s->node_sums[i];
+        if (!n->managed || waiting_at(c, s, "nodes", NULL, n->name, n->rv)) continue;
         json_t *patch = NULL;
         bool beat = false;
-        if (held_down(node)) {
+        if (n->held_down) {
             patch = gc_kubelet_node_not_ready(node, now);
-        } else if (!node_ready(node)) {
+        } else if (!n->ready) {
             const char *ip = internal_ip(node);
             char fallback[32];
             snprintf(fallback, sizeof fallback, "10.89.0.%zu", i % 250 + 2);
             patch = gc_kubelet_node_init(node, ip ? ip : fallback, now);
             beat = true;
-        } else if (heartbeat_due(node, now)) {
+        } else if (heartbeat_due(n, now)) {
             patch = gc_kubelet_node_heartbeat(node, now);
             beat = true;
         }
-        if (beat || (!held_down(node) && !lease_of(s, meta(node, "name"))))
+        if (beat || (!n->held_down && !lease_of(s, n->name)))
             writes += renew_lease(c, s, node, now);
         if (!patch) continue;
         char path[400];
@@ -782,10 +850,9 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
         /* running with an address and not being deleted: nothing for the
          * kubelet (pod-ready and the sandbox check want no address), and
          * at 150,000 pods not looking further is most of a pass */
-        const char *ip = str_at(pod, "status", "podIP");
-        if (ip && *ip && !meta(pod, "deletionTimestamp")) continue;
-        if (waiting(c, s, "pods", pod)) continue;
-        const char *node_name = str_at(pod, "spec", "nodeName");
+        const pod_summary *p = s->pod_sums[i];
+        if ((p->ip && !p->deleting) || !p->node || pod_waiting(c, s, p)) continue;
+        const char *node_name = p->node;
         const json_t *node = node_named(s, node_name);
         if (!node || !gc_kubelet_manages(node)) continue;
         const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
@@ -845,24 +912,56 @@ static bool terminal(const json_t *pod)
     return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 }
 
+static const char *nonempty_or_null(const char *v)
+{
+    return v && *v ? v : NULL;
+}
+
+static void *summarize_pod(const json_t *pod)
+{
+    pod_summary *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->ns = meta(pod, "namespace");
+    p->name = meta(pod, "name");
+    p->uid = meta(pod, "uid");
+    p->node = nonempty_or_null(str_at(pod, "spec", "nodeName"));
+    p->ip = nonempty_or_null(str_at(pod, "status", "podIP"));
+    p->rv = rv_of(pod);
+    p->deleting = meta(pod, "deletionTimestamp") != NULL;
+    p->terminal = terminal(pod);
+    p->wants_scheduling = gc_sched_wants(pod);
+    return p;
+}
+
+static void *summarize_node(const json_t *node)
+{
+    node_summary *n = calloc(1, sizeof *n);
+    if (!n) return NULL;
+    n->name = meta(node, "name");
+    n->rv = rv_of(node);
+    n->managed = gc_kubelet_manages(node);
+    n->held_down = held_down(node);
+    n->ready = node_ready(node);
+    const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
+    const char *last = str_at(json_array_get(conds, 0), "lastHeartbeatTime", NULL);
+    n->beat_known = last && gc_parse_time(last, &n->beat) == 0;
+    for (const char *q = n->name; q && *q; q++)
+        n->jitter = n->jitter * 31 + (unsigned char)*q;
+    return n;
+}
+
 /* What the scheduler's decisions depend on besides the pod itself: the
  * nodes and the pods bound to them. */
 static unsigned long long cluster_fingerprint(const snapshot *s)
 {
     unsigned long long h = 1469598103934665603ULL;
-    size_t i;
-    json_t *o;
-    json_array_foreach(s->nodes, i, o)
-    {
-        for (const char *p = meta(o, "resourceVersion"); p && *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    }
-    json_array_foreach(s->pods, i, o)
-    {
-        if (!str_at(o, "spec", "nodeName") || terminal(o)) continue;
-        for (const char *p = meta(o, "uid"); p && *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-        h = (h ^ (unsigned long long)terminal(o)) * 1099511628211ULL;
+    for (size_t i = 0; i < json_array_size(s->nodes); i++)
+        h = (h ^ s->node_sums[i]->rv) * 1099511628211ULL;
+    for (size_t i = 0; i < json_array_size(s->pods); i++) {
+        const pod_summary *p = s->pod_sums[i];
+        if (!p->node || p->terminal) continue;
+        for (const char *q = p->uid; q && *q; q++)
+            h = (h ^ (unsigned char)*q) * 1099511628211ULL;
     }
     return h;
 }
@@ -895,15 +994,16 @@ static void build_view(gc_controllers *c, const snapshot *s, node_view *v)
     json_t *pod;
     json_array_foreach(s->pods, i, pod)
     {
-        const char *node = str_at(pod, "spec", "nodeName");
+        const pod_summary *p = s->pod_sums[i];
+        const char *node = p->node;
         char bound[256];
-        if ((!node || !*node) && waiting(c, s, "pods", pod)) {
+        if (!node && pod_waiting(c, s, p)) {
             /* its binding is on the way: counted where it goes */
             char key[600];
-            inflight_key(key, sizeof key, "pods", pod);
+            snprintf(key, sizeof key, "pods|%s/%s", p->ns ? p->ns : "", p->name ? p->name : "");
             if (gc_inflight_node(c->inflight, key, bound, sizeof bound)) node = bound;
         }
-        if (!node || !*node || terminal(pod)) continue;
+        if (!node || p->terminal) continue;
         const json_t *at = json_object_get(s->node_index, node);
         if (at) add_bound(v, (size_t)json_integer_value(at), pod);
     }
@@ -1012,10 +1112,11 @@ static int schedule(gc_controllers *c, const snapshot *s, time_t now)
     json_t *pod;
     json_array_foreach(s->pods, i, pod)
     {
-        if (!gc_sched_wants(pod)) continue;
-        const char *uid = meta(pod, "uid");
+        const pod_summary *p = s->pod_sums[i];
+        if (!p->wants_scheduling) continue;
+        const char *uid = p->uid;
         if (!uid) continue;
-        if (waiting(c, s, "pods", pod)) {
+        if (pod_waiting(c, s, p)) {
             /* bound or failed a moment ago: the next pass sees which */
             json_t *seen = json_object_get(c->failed, uid);
             if (seen) json_object_set(failed, uid, seen);

@@ -7,6 +7,7 @@
 typedef struct entry {
     gc_blob *blob; /* NULL: a free slot */
     json_t *obj;
+    void *aux;
     int moved; /* found by the listing after: owned by its table now */
 } entry;
 
@@ -31,6 +32,7 @@ static void table_clear(table *t)
         if (e->blob && !e->moved) {
             gc_blob_unref(e->blob);
             json_decref(e->obj);
+            free(e->aux);
         }
     }
     if (t->cap) memset(t->slots, 0, t->cap * sizeof *t->slots);
@@ -70,31 +72,38 @@ int gc_ocache_begin(gc_object_cache *c, size_t n)
     return 0;
 }
 
-json_t *gc_ocache_find(gc_object_cache *c, const gc_blob *blob)
+json_t *gc_ocache_find(gc_object_cache *c, const gc_blob *blob, void **aux)
 {
+    if (aux) *aux = NULL;
     if (!c->last.cap || !c->cur.cap) return NULL;
     entry *e = slot(&c->last, blob);
-    if (!e->blob || e->moved) return e->blob ? slot(&c->cur, blob)->obj : NULL;
+    if (!e->blob) return NULL;
     entry *to = slot(&c->cur, blob);
-    *to = *e;
-    e->moved = 1;
+    if (!e->moved) {
+        *to = *e;
+        e->moved = 1;
+    }
+    if (aux) *aux = to->aux;
     return to->obj;
 }
 
-void gc_ocache_put(gc_object_cache *c, gc_blob *blob, json_t *obj)
+void gc_ocache_put(gc_object_cache *c, gc_blob *blob, json_t *obj, void *aux)
 {
     if (!c->cur.cap) {
         gc_blob_unref(blob);
         json_decref(obj);
+        free(aux);
         return;
     }
     entry *e = slot(&c->cur, blob);
     if (e->blob) { /* put twice in one listing: the later wins */
         gc_blob_unref(e->blob);
         json_decref(e->obj);
+        free(e->aux);
     }
     e->blob = blob;
     e->obj = obj;
+    e->aux = aux;
     e->moved = 0;
 }
 

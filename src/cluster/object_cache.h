@@ -27,10 +27,12 @@ void gc_ocache_free(gc_object_cache *c);
 int gc_ocache_begin(gc_object_cache *c, size_t n);
 /* What was kept for `blob` by the last listing (borrowed; it lives until
  * the end of the next listing), now kept for this one too; NULL when
- * nothing was. */
-json_t *gc_ocache_find(gc_object_cache *c, const gc_blob *blob);
-/* Keeps obj (the reference is taken over) for `blob` in this listing. */
-void gc_ocache_put(gc_object_cache *c, gc_blob *blob, json_t *obj);
+ * nothing was. *aux (when aux is not NULL) is what was put beside it. */
+json_t *gc_ocache_find(gc_object_cache *c, const gc_blob *blob, void **aux);
+/* Keeps obj (the reference is taken over) for `blob` in this listing, and
+ * aux (malloc'd or NULL; freed with the entry): what the caller read of
+ * the object once, to read it again without looking it up. */
+void gc_ocache_put(gc_object_cache *c, gc_blob *blob, json_t *obj, void *aux);
 /* Ends the listing: what it did not find or put is forgotten. */
 void gc_ocache_end(gc_object_cache *c);
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -20,24 +21,26 @@ static void found_in_the_next_listing_forgotten_after_one_without(void **state)
     json_t *o1 = json_pack("{s:i}", "a", 1), *o2 = json_pack("{s:i}", "b", 2);
 
     assert_int_equal(gc_ocache_begin(c, 2), 0);
-    assert_null(gc_ocache_find(c, b1)); /* nothing yet */
-    gc_ocache_put(c, gc_blob_ref(b1), json_incref(o1));
-    gc_ocache_put(c, gc_blob_ref(b2), json_incref(o2));
+    assert_null(gc_ocache_find(c, b1, NULL)); /* nothing yet */
+    gc_ocache_put(c, gc_blob_ref(b1), json_incref(o1), strdup("aux of b1"));
+    gc_ocache_put(c, gc_blob_ref(b2), json_incref(o2), NULL);
     gc_ocache_end(c);
     assert_int_equal(b1->refs, 2);
     assert_int_equal(o2->refcount, 2);
 
     /* the next listing has b1 only */
     assert_int_equal(gc_ocache_begin(c, 1), 0);
-    assert_ptr_equal(gc_ocache_find(c, b1), o1);
-    assert_ptr_equal(gc_ocache_find(c, b1), o1); /* twice in one listing */
+    void *aux = NULL;
+    assert_ptr_equal(gc_ocache_find(c, b1, &aux), o1);
+    assert_string_equal(aux, "aux of b1");
+    assert_ptr_equal(gc_ocache_find(c, b1, NULL), o1); /* twice in one listing */
     gc_ocache_end(c);
     assert_int_equal(b2->refs, 1); /* forgotten: released */
     assert_int_equal(o2->refcount, 1);
 
     assert_int_equal(gc_ocache_begin(c, 2), 0);
-    assert_null(gc_ocache_find(c, b2));
-    assert_ptr_equal(gc_ocache_find(c, b1), o1);
+    assert_null(gc_ocache_find(c, b2, NULL));
+    assert_ptr_equal(gc_ocache_find(c, b1, NULL), o1);
     gc_ocache_end(c);
     assert_int_equal(b1->refs, 2);
 
@@ -60,12 +63,12 @@ static void thousands_of_versions_are_all_found(void **state)
     assert_int_equal(gc_ocache_begin(c, N), 0);
     for (int i = 0; i < N; i++) {
         b[i] = gc_blob_new("{}", 2);
-        gc_ocache_put(c, gc_blob_ref(b[i]), json_integer(i));
+        gc_ocache_put(c, gc_blob_ref(b[i]), json_integer(i), NULL);
     }
     gc_ocache_end(c);
     assert_int_equal(gc_ocache_begin(c, N), 0);
     for (int i = 0; i < N; i++)
-        assert_int_equal(json_integer_value(gc_ocache_find(c, b[i])), i);
+        assert_int_equal(json_integer_value(gc_ocache_find(c, b[i], NULL)), i);
     gc_ocache_end(c);
     gc_ocache_free(c);
     for (int i = 0; i < N; i++) {
