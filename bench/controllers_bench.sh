@@ -32,9 +32,10 @@
 #              BIG_PODS is extrapolated from the steps (least squares line)
 #              when they did not get there, and labelled so. As a reference,
 #              the API server alone (--no-controllers) with BIG_NODES nodes and
-#              BIG_PODS pods (Pending, with a nodeName): RSS and LIST of all,
-#              once the server is quiet (its WAL checkpoint after the creates
-#              done: run during it, a LIST took 0.3 to 2 s).
+#              BIG_PODS pods (Pending, with a nodeName): RSS and LIST of all
+#              (5 in a row, once the server is quiet: the median, and the
+#              slowest, the first, which sorts the keys after the creates and
+#              grows the client's buffer).
 # Prints a table with the targets of the issue (>= 2,000 pods/s Running at
 # 1,000 nodes; RSS <= 1.5 GB at 5,000 nodes and 150,000 pods; LIST of all pods
 # <= 1 s) and kwok's published figures (quoted, not measured here); the same
@@ -222,7 +223,7 @@ if [ "$reference" -eq 1 ] &&
         --threads "$threads"
     echo "point=reference $(memory)" >>"$results/memory.txt"
     settle 60
-    phase ref-list list --ns big --objects "$big_pods" --count 3 --threads 1
+    phase ref-list list --ns big --objects "$big_pods" --count 5 --threads 1
     echo "point=reference-after-lists $(memory)" >>"$results/memory.txt"
 fi
 stop_server reference
@@ -468,9 +469,13 @@ if reference:
         print("  %-60s %9s" % ("  created (POST, %d clients)" % threads,
                                fmt(ref_create.get("rps"), "/s", 0)))
         print("  %-60s %9s" % ("  VmRSS", fmt(mb(ref_mem.get("rss_kib")), " MB")))
-        print("  %-60s %9s   <= %.0f ms %s" % ("  LIST of all %d pods (median of 3)" % big_pods,
+        print("  %-60s %9s   <= %.0f ms %s" % ("  LIST of all %d pods (median of 5)" % big_pods,
                                                fmt(ref_list.get("p50_ms"), " ms", 0),
                                                LIST_TARGET_MS, verdict(list_ok)))
+        # the first LIST after the creates sorts the keys once, and the
+        # client's buffer grows to the answer's size: the slowest of the 5
+        print("  %-60s %9s" % ("  LIST of all, the slowest of the 5 (the first)",
+                               fmt(ref_list.get("max_ms"), " ms", 0)))
 print()
 published = [
     {"what": "kwok: creation rate", "value": "20 nodes or pods per second", "rate": 20.0,

@@ -5,17 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/list_stream.h"
-#include "cluster/api.h"
 #include "cluster/client.h"
+#include "cluster/controllers_internal.h"
 #include "cluster/daemonset.h"
 #include "cluster/gc.h"
-#include "cluster/inflight.h"
 #include "cluster/kubelet.h"
-#include "cluster/object_cache.h"
-#include "cluster/sched.h"
 #include "cluster/table.h"
-#include "cluster/write_queue.h"
 
 /* kwok re-stamps node heartbeats every 20 s plus up to 25 s of jitter. */
 #define HEARTBEAT_SECONDS 20
@@ -35,455 +30,6 @@
 /* Event series remembered for counting repeats (client-go's correlator
  * keeps an LRU of 4096). */
 #define MAX_EVENT_MEMOS 4096
-
-/* A repeated event is one object with a count, as the event recorder's
- * correlator makes it. */
-typedef struct event_memo {
-    char name[300];
-    char ns[254];
-    long count;
-} event_memo;
-
-struct gc_controllers {
-    gc_api *api;
-    gc_controller_options opt;
-    pthread_t thread;
-    bool running, stopping;
-    pthread_mutex_t lock;
-    /* What the scheduler remembers of a failed pod: uid -> the fingerprint
-     * of the cluster it failed in. It tries again only when nodes or bound
-     * pods have changed since. Rebuilt each pass from the pending pods. */
-    json_t *failed;
-    event_memo *events;
-    size_t event_count, event_cap;
-    json_t *event_index; /* key -> position in events */
-    unsigned tie_break;
-    /* The objects of the last snapshot, parsed, per resource
-     * (object_cache.h): a pass parses only what has changed. */
-    struct {
-        char id[128]; /* "group/resource" */
-        gc_object_cache *cache;
-    } caches[16];
-    size_t cache_count;
-    kc_fields *settled_pod_fields, *metadata_fields;
-    json_t *terminating; /* names of the namespaces being deleted, this pass */
-    gc_write_queue *wq;
-    gc_inflight *inflight;     /* pod and node writes sent and not yet seen */
-    gc_sched_memo *sched_memo; /* bound pods parsed for the scheduler */
-    size_t failed_writes;      /* of this pass, found when the queue drains */
-    uint64_t collected_at;     /* the store's deletion count at the last full GC */
-    bool collected_once;
-};
-
-static const char *str_at(const json_t *obj, const char *a, const char *b)
-{
-    const json_t *v = json_object_get(obj, a);
-    if (b) v = json_object_get(v, b);
-    return json_string_value(v);
-}
-
-static const char *meta(const json_t *obj, const char *key)
-{
-    return str_at(obj, "metadata", key);
-}
-
-/* ---- snapshot -------------------------------------------------------------- */
-
-/* What the controllers read of every pod and node on every pass, read once
- * per stored version (kept beside the object in its cache): a pass at
- * 150,000 pods made millions of JSON lookups for these few fields. The
- * strings point into the object. */
-typedef struct pod_summary {
-    const char *ns, *name, *uid;
-    const char *node, *ip; /* NULL when empty */
-    uint64_t rv;
-    bool deleting, terminal, wants_scheduling;
-} pod_summary;
-
-typedef struct node_summary {
-    const char *name;
-    uint64_t rv;
-    bool managed, held_down, ready;
-    bool beat_known; /* lastHeartbeatTime parsed into beat */
-    time_t beat;
-    unsigned jitter;
-} node_summary;
-
-typedef struct snapshot {
-    json_t *nodes, *pods, *daemonsets, *revisions, *namespaces, *runtimeclasses, *configmaps;
-    /* beside nodes and pods, position for position */
-    const node_summary **node_sums;
-    const pod_summary **pod_sums;
-    json_t *leases;
-    json_t *node_index;  /* node name -> its position in nodes (an integer) */
-    json_t *lease_index; /* node name -> its Lease in kube-node-lease */
-    json_t *pod_ips;     /* node name -> {ip: true} of its pods; see pod_ips() */
-    uint64_t listed_rv;  /* the store's version before the first listing */
-    json_t *all;         /* [{resource, group, object}] for the garbage collector */
-} snapshot;
-
-/* How much of an object the cache keeps. A pod is whole while a controller
- * may still act on it, and cut to what they read once it has settled
- * (bound, Running with an address, not being deleted, not a DaemonSet's):
- * at 150,000 pods the whole ones alone would take 2.6 GB. Of what only the
- * garbage collector reads (events, leases...), metadata is enough. */
-typedef enum keep_policy {
-    KEEP_WHOLE,
-    KEEP_SETTLED_POD_FIELDS,
-    KEEP_METADATA,
-    /* metadata, of an object the collector has work with: one with owners,
-     * finalizers or a deletion, or in a namespace being deleted. The
-     * others (most events) are remembered as null: 150,000 events cost
-     * 200 MB parsed, and nothing reads them. */
-    KEEP_COLLECTABLE_METADATA,
-} keep_policy;
-
-/* What the controllers read of a settled pod: the scheduler its node,
- * requests, host ports, priority and start (for preemption), the kubelet
- * its address and deletion, the garbage collector its owners and
- * finalizers, the DaemonSet controller its labels and owners (it adopts
- * orphans its selector matches). */
-static const char *const SETTLED_POD_FIELDS[] = {"metadata.name",
-                                                 "metadata.namespace",
-                                                 "metadata.uid",
-                                                 "metadata.resourceVersion",
-                                                 "metadata.labels",
-                                                 "metadata.ownerReferences",
-                                                 "metadata.finalizers",
-                                                 "metadata.deletionTimestamp",
-                                                 "spec.nodeName",
-                                                 "spec.priority",
-                                                 "spec.overhead",
-                                                 "spec.containers.resources",
-                                                 "spec.containers.ports",
-                                                 "spec.initContainers.resources",
-                                                 "spec.initContainers.restartPolicy",
-                                                 "status.phase",
-                                                 "status.podIP",
-                                                 "status.startTime",
-                                                 NULL};
-static const char *const METADATA_FIELDS[] = {"metadata", NULL};
-
-static bool owned_by_daemonset(const json_t *obj)
-{
-    size_t i;
-    json_t *ref;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
-    {
-        const char *kind = json_string_value(json_object_get(ref, "kind"));
-        if (kind && strcmp(kind, "DaemonSet") == 0) return true;
-    }
-    return false;
-}
-
-/* Settled: nothing left for the kubelet (it acts on pods without an
- * address or being deleted), the scheduler (bound) or the DaemonSet
- * controller (not its pod). */
-static bool pod_settled(const json_t *pod)
-{
-    const char *node = str_at(pod, "spec", "nodeName"), *ip = str_at(pod, "status", "podIP");
-    return node && *node && ip && *ip && !meta(pod, "deletionTimestamp") &&
-           !owned_by_daemonset(pod);
-}
-
-static bool collectable(const gc_controllers *c, const json_t *obj)
-{
-    const json_t *m = json_object_get(obj, "metadata");
-    const char *ns = json_string_value(json_object_get(m, "namespace"));
-    return json_array_size(json_object_get(m, "ownerReferences")) > 0 ||
-           json_array_size(json_object_get(m, "finalizers")) > 0 ||
-           json_object_get(m, "deletionTimestamp") || (ns && json_object_get(c->terminating, ns));
-}
-
-/* What the scheduler reads of a settled pod goes into its memo, and out of
- * the pod: kept with what the others read, it costs 2.8 KB instead of 4.5.
- * A pod whose requests do not parse is kept as it is (the scheduler then
- * reports the error). */
-static json_t *strip_settled(gc_controllers *c, json_t *pod)
-{
-    gp_error err = {0};
-    if (gc_sched_memo_prime(c->sched_memo, pod, pod, &err) != 0) return pod;
-    json_t *spec = json_object_get(pod, "spec");
-    json_object_del(spec, "containers");
-    json_object_del(spec, "initContainers");
-    json_object_del(spec, "overhead");
-    json_object_del(spec, "priority");
-    json_object_del(json_object_get(pod, "status"), "startTime");
-    return pod;
-}
-
-/* A new reference: the object as the policy keeps it; for one remembered as
- * nothing, its namespace as a string (or "" when it has none). NULL when
- * the text does not parse. */
-static json_t *parse_kept(gc_controllers *c, keep_policy policy, const gc_blob *b)
-{
-    if (policy == KEEP_METADATA) return kc_object_parse(c->metadata_fields, b->text, b->len);
-    if (policy == KEEP_COLLECTABLE_METADATA) {
-        json_t *m = kc_object_parse(c->metadata_fields, b->text, b->len);
-        if (!m || collectable(c, m)) return m;
-        const char *ns = meta(m, "namespace");
-        json_t *marker = json_string(ns ? ns : "");
-        json_decref(m);
-        return marker;
-    }
-    if (policy == KEEP_SETTLED_POD_FIELDS) {
-        json_t *cut = kc_object_parse(c->settled_pod_fields, b->text, b->len);
-        if (cut && pod_settled(cut)) return strip_settled(c, cut);
-        json_decref(cut);
-    }
-    return json_loadb(b->text, b->len, 0, NULL);
-}
-
-/* The cache of one resource ("group/resource"), made on first use. */
-static gc_object_cache *cache_of(gc_controllers *c, const char *id)
-{
-    for (size_t i = 0; i < c->cache_count; i++)
-        if (strcmp(c->caches[i].id, id) == 0) return c->caches[i].cache;
-    if (c->cache_count == sizeof c->caches / sizeof c->caches[0]) return NULL;
-    gc_object_cache *oc = gc_ocache_new();
-    if (!oc) return NULL;
-    snprintf(c->caches[c->cache_count].id, sizeof c->caches[0].id, "%s", id);
-    c->caches[c->cache_count++].cache = oc;
-    return oc;
-}
-
-/* Whether a version remembered as nothing (its namespace, a string) must
- * be looked at again: its namespace is being deleted. */
-static bool stale(const gc_controllers *c, const json_t *kept)
-{
-    return json_is_string(kept) && json_object_get(c->terminating, json_string_value(kept));
-}
-
-/* Every object of one resource, parsed. The store lock is held only while
- * the objects' versions are taken (a reference to each blob); an object
- * whose version was in the last listing is reused, not parsed again
- * (object_cache.h; snapshots are never modified). */
-typedef void *summarize_fn(const json_t *obj);
-
-static json_t *list_summarized(gc_controllers *c, const char *group, const char *resource,
-                               keep_policy policy, json_t *all, summarize_fn *summarize,
-                               void ***sums);
-
-static json_t *list_resource(gc_controllers *c, const char *group, const char *resource,
-                             keep_policy policy, json_t *all)
-{
-    return list_summarized(c, group, resource, policy, all, NULL, NULL);
-}
-
-/* The same, with what summarize makes of each object (once per version)
- * in *sums, position for position with the list (malloc'd; the summaries
- * are the cache's, valid until the next listing of the resource). */
-static json_t *list_summarized(gc_controllers *c, const char *group, const char *resource,
-                               keep_policy policy, json_t *all, summarize_fn *summarize,
-                               void ***sums)
-{
-    if (sums) *sums = NULL;
-    const gc_resource *r = gc_resource_find(group, "v1", resource);
-    json_t *out = json_array();
-    char id[128];
-    snprintf(id, sizeof id, "%s/%s", group, resource);
-    gc_object_cache *cache = r ? cache_of(c, id) : NULL;
-    if (!cache) return out;
-    gc_store *store = c->api->store;
-    gc_store_lock(store);
-    const gc_object **objs;
-    size_t n = gc_store_list(store, r, NULL, &objs);
-    gc_blob **blobs = calloc(n ? n : 1, sizeof *blobs);
-    for (size_t i = 0; blobs && i < n; i++)
-        blobs[i] = gc_blob_ref(objs[i]->json);
-    gc_store_unlock(store);
-    free(objs);
-    void **summaries = sums ? calloc(n ? n : 1, sizeof *summaries) : NULL;
-    if (!blobs || (sums && !summaries) || gc_ocache_begin(cache, n) != 0) {
-        for (size_t i = 0; blobs && i < n; i++)
-            gc_blob_unref(blobs[i]);
-        free(blobs);
-        free(summaries);
-        return out;
-    }
-    for (size_t i = 0; i < n; i++) {
-        void *sum = NULL;
-        json_t *obj = gc_ocache_find(cache, blobs[i], &sum);
-        if (obj && !stale(c, obj) && (sum || !summarize)) {
-            gc_blob_unref(blobs[i]); /* the cache has its own */
-        } else {
-            obj = parse_kept(c, policy, blobs[i]);
-            if (!obj) {
-                gc_blob_unref(blobs[i]);
-                continue;
-            }
-            sum = summarize && json_is_object(obj) ? summarize(obj) : NULL;
-            if (summarize && json_is_object(obj) && !sum) { /* out of memory */
-                json_decref(obj);
-                gc_blob_unref(blobs[i]);
-                continue;
-            }
-            gc_ocache_put(cache, blobs[i], obj, sum);
-        }
-        if (!json_is_object(obj)) continue; /* remembered as nothing */
-        if (summaries) summaries[json_array_size(out)] = sum;
-        json_array_append(out, obj);
-        if (all)
-            json_array_append_new(all, json_pack("{s:s, s:s, s:O}", "resource", resource, "group",
-                                                 group, "object", obj));
-    }
-    gc_ocache_end(cache);
-    free(blobs);
-    if (sums) *sums = summaries;
-    return out;
-}
-
-static bool any_deleting(const json_t *list)
-{
-    size_t i;
-    json_t *o;
-    json_array_foreach(list, i, o) if (meta(o, "deletionTimestamp")) return true;
-    return false;
-}
-
-/* Whether the garbage collector and the namespace controller have work: an
- * object was removed since they last looked (its dependents may be
- * orphans), or something is being deleted. Otherwise the snapshot leaves
- * out what only they read (events, leases...), which at a thousand nodes is
- * most of a pass. */
-static bool collection_due(gc_controllers *c, const snapshot *s)
-{
-    gc_store_lock(c->api->store);
-    uint64_t deletions = gc_store_deletions(c->api->store);
-    gc_store_unlock(c->api->store);
-    bool pods_deleting = false;
-    for (size_t i = 0; i < json_array_size(s->pods) && !pods_deleting; i++)
-        pods_deleting = s->pod_sums[i]->deleting;
-    bool due = !c->collected_once || deletions != c->collected_at || pods_deleting ||
-               any_deleting(s->daemonsets) || any_deleting(s->namespaces) ||
-               any_deleting(s->revisions) || any_deleting(s->configmaps);
-    c->collected_at = deletions;
-    c->collected_once = true;
-    return due;
-}
-
-static void *summarize_pod(const json_t *pod);
-static void *summarize_node(const json_t *node);
-
-static void take_snapshot(gc_controllers *c, snapshot *s)
-{
-    s->all = NULL;
-    gc_store_lock(c->api->store);
-    s->listed_rv = gc_store_rv(c->api->store);
-    gc_store_unlock(c->api->store);
-    s->nodes =
-        list_summarized(c, "", "nodes", KEEP_WHOLE, NULL, summarize_node, (void ***)&s->node_sums);
-    s->pods = list_summarized(c, "", "pods", KEEP_SETTLED_POD_FIELDS, NULL, summarize_pod,
-                              (void ***)&s->pod_sums);
-    if (!s->node_sums || !s->pod_sums) { /* out of memory: an empty pass */
-        json_array_clear(s->nodes);
-        json_array_clear(s->pods);
-    }
-    s->daemonsets = list_resource(c, "apps", "daemonsets", KEEP_WHOLE, NULL);
-    s->revisions = list_resource(c, "apps", "controllerrevisions", KEEP_WHOLE, NULL);
-    s->namespaces = list_resource(c, "", "namespaces", KEEP_WHOLE, NULL);
-    s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", KEEP_WHOLE, NULL);
-    s->configmaps = list_resource(c, "", "configmaps", KEEP_WHOLE, NULL);
-    s->leases = list_resource(c, "coordination.k8s.io", "leases", KEEP_METADATA, NULL);
-    if (collection_due(c, s)) {
-        json_object_clear(c->terminating);
-        size_t k;
-        json_t *ns;
-        json_array_foreach(s->namespaces, k, ns) if (meta(ns, "deletionTimestamp"))
-            json_object_set_new(c->terminating, meta(ns, "name"), json_true());
-        /* every object, as the collector needs: what the pass listed,
-         * and what only the collector reads */
-        s->all = json_array();
-        const struct {
-            const char *group, *resource;
-            json_t *listed;
-        } listed[] = {{"", "nodes", s->nodes},
-                      {"", "pods", s->pods},
-                      {"apps", "daemonsets", s->daemonsets},
-                      {"apps", "controllerrevisions", s->revisions},
-                      {"", "namespaces", s->namespaces},
-                      {"node.k8s.io", "runtimeclasses", s->runtimeclasses},
-                      {"", "configmaps", s->configmaps},
-                      {"coordination.k8s.io", "leases", s->leases}};
-        for (size_t i = 0; i < sizeof listed / sizeof listed[0]; i++) {
-            size_t j;
-            json_t *o;
-            json_array_foreach(listed[i].listed, j, o) json_array_append_new(
-                s->all, json_pack("{s:s, s:s, s:O}", "resource", listed[i].resource, "group",
-                                  listed[i].group, "object", o));
-        }
-        static const char *const only_collected[][2] = {
-            {"", "serviceaccounts"}, {"", "events"}, {"events.k8s.io", "events"}};
-        for (size_t i = 0; i < sizeof only_collected / sizeof only_collected[0]; i++)
-            json_decref(list_resource(c, only_collected[i][0], only_collected[i][1],
-                                      KEEP_COLLECTABLE_METADATA, s->all));
-    }
-    s->node_index = json_object();
-    size_t i;
-    json_t *o;
-    json_array_foreach(s->nodes, i, o)
-    {
-        const char *name = meta(o, "name");
-        if (name) json_object_set_new(s->node_index, name, json_integer((json_int_t)i));
-    }
-    /* A node's Lease is looked up once a node a pass: by name, not by a
-     * walk over every lease (which made a pass quadratic in nodes). */
-    s->lease_index = json_object();
-    json_array_foreach(s->leases, i, o)
-    {
-        const char *ns = meta(o, "namespace"), *name = meta(o, "name");
-        if (ns && name && strcmp(ns, "kube-node-lease") == 0)
-            json_object_set(s->lease_index, name, o);
-    }
-    s->pod_ips = NULL; /* built by the first pod that needs an address */
-}
-
-static void add_address(void *ud, const char *node, const char *ip)
-{
-    json_t *ips = ud, *set = json_object_get(ips, node);
-    if (!set) json_object_set_new(ips, node, set = json_object());
-    json_object_set_new(set, ip, json_true());
-}
-
-/* node name -> {ip: true} of the pods on it, built once a pass. */
-static json_t *pod_ips(gc_controllers *c, snapshot *s)
-{
-    if (s->pod_ips) return s->pod_ips;
-    s->pod_ips = json_object();
-    size_t n = json_array_size(s->pods);
-    /* only the nodes of pods waiting for an address: their sets first */
-    for (size_t i = 0; i < n; i++) {
-        const pod_summary *p = s->pod_sums[i];
-        if (p->node && !p->ip && !json_object_get(s->pod_ips, p->node))
-            json_object_set_new(s->pod_ips, p->node, json_object());
-    }
-    for (size_t i = 0; i < n; i++) {
-        const pod_summary *p = s->pod_sums[i];
-        json_t *set = p->node && p->ip ? json_object_get(s->pod_ips, p->node) : NULL;
-        if (set) json_object_set_new(set, p->ip, json_true());
-    }
-    /* and those handed out by status patches still on their way */
-    gc_inflight_addresses(c->inflight, add_address, s->pod_ips);
-    return s->pod_ips;
-}
-
-static void free_snapshot(snapshot *s)
-{
-    json_decref(s->nodes);
-    json_decref(s->pods);
-    free(s->node_sums);
-    free(s->pod_sums);
-    json_decref(s->daemonsets);
-    json_decref(s->revisions);
-    json_decref(s->namespaces);
-    json_decref(s->runtimeclasses);
-    json_decref(s->configmaps);
-    json_decref(s->leases);
-    json_decref(s->node_index);
-    json_decref(s->lease_index);
-    json_decref(s->pod_ips);
-    json_decref(s->all);
-}
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -528,12 +74,6 @@ static bool send_now(gc_controllers *c, const char *method, const char *path, co
 }
 
 /* ---- writes in flight (inflight.h) ------------------------------------------ */
-
-static uint64_t rv_of(const json_t *obj)
-{
-    const char *rv = meta(obj, "resourceVersion");
-    return rv ? strtoull(rv, NULL, 10) : 0;
-}
 
 static void inflight_key(char *buf, size_t size, const char *resource, const json_t *obj)
 {
@@ -709,39 +249,12 @@ static const char *internal_ip(const json_t *node)
     return NULL;
 }
 
-static bool node_ready(const json_t *node)
-{
-    size_t i;
-    json_t *cond;
-    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, cond)
-    {
-        const char *t = json_string_value(json_object_get(cond, "type"));
-        if (t && strcmp(t, "Ready") == 0) {
-            const char *st = json_string_value(json_object_get(cond, "status"));
-            return st && strcmp(st, "True") == 0;
-        }
-    }
-    return false;
-}
-
 /* When the node's heartbeat is due: 20 s after the last, plus a jitter of
  * up to 25 s that is fixed per node (its name picks it). */
 static bool heartbeat_due(const node_summary *n, time_t now)
 {
     if (!n->beat_known) return true;
     return now - n->beat >= HEARTBEAT_SECONDS + (time_t)(n->jitter % (HEARTBEAT_JITTER + 1));
-}
-
-/* A lab drill takes a node down with `kubectl annotate node X
- * gpuop.io/not-ready=true`: its kubelet stops posting status (conditions
- * Unknown, as the node lifecycle controller writes them) until the
- * annotation goes. */
-#define NOT_READY_ANNOTATION "gpuop.io/not-ready"
-
-static bool held_down(const json_t *node)
-{
-    const char *v = str_at(json_object_get(node, "metadata"), "annotations", NOT_READY_ANNOTATION);
-    return v && strcmp(v, "true") == 0;
 }
 
 static const json_t *lease_of(const snapshot *s, const char *node)
@@ -818,7 +331,7 @@ static json_t *ready_patch(gc_controllers *c, const json_t *pod, const json_t *n
                            time_t now)
 {
     const char *name = meta(node, "name");
-    json_t *ips = pod_ips(c, s);
+    json_t *ips = ctl_pod_ips(c, s);
     json_t *used = json_object_get(ips, name);
     if (!used) json_object_set_new(ips, name, used = json_object());
     for (unsigned index = 0; index < 4096; index++) {
@@ -905,50 +418,6 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
 }
 
 /* ---- scheduler ---------------------------------------------------------------- */
-
-static bool terminal(const json_t *pod)
-{
-    const char *phase = str_at(pod, "status", "phase");
-    return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-}
-
-static const char *nonempty_or_null(const char *v)
-{
-    return v && *v ? v : NULL;
-}
-
-static void *summarize_pod(const json_t *pod)
-{
-    pod_summary *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
-    p->ns = meta(pod, "namespace");
-    p->name = meta(pod, "name");
-    p->uid = meta(pod, "uid");
-    p->node = nonempty_or_null(str_at(pod, "spec", "nodeName"));
-    p->ip = nonempty_or_null(str_at(pod, "status", "podIP"));
-    p->rv = rv_of(pod);
-    p->deleting = meta(pod, "deletionTimestamp") != NULL;
-    p->terminal = terminal(pod);
-    p->wants_scheduling = gc_sched_wants(pod);
-    return p;
-}
-
-static void *summarize_node(const json_t *node)
-{
-    node_summary *n = calloc(1, sizeof *n);
-    if (!n) return NULL;
-    n->name = meta(node, "name");
-    n->rv = rv_of(node);
-    n->managed = gc_kubelet_manages(node);
-    n->held_down = held_down(node);
-    n->ready = node_ready(node);
-    const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
-    const char *last = str_at(json_array_get(conds, 0), "lastHeartbeatTime", NULL);
-    n->beat_known = last && gc_parse_time(last, &n->beat) == 0;
-    for (const char *q = n->name; q && *q; q++)
-        n->jitter = n->jitter * 31 + (unsigned char)*q;
-    return n;
-}
 
 /* What the scheduler's decisions depend on besides the pod itself: the
  * nodes and the pods bound to them. */
@@ -1344,7 +813,7 @@ static int collect(gc_controllers *c, const snapshot *s, time_t now)
 static int step(gc_controllers *c, time_t now, bool drain)
 {
     snapshot s;
-    take_snapshot(c, &s);
+    ctl_take_snapshot(c, &s);
     gc_sched_memo_trim(c->sched_memo, json_array_size(s.pods));
     int writes = 0;
     writes += kubelet_nodes(c, &s, now);
@@ -1354,7 +823,7 @@ static int step(gc_controllers *c, time_t now, bool drain)
     writes += collect(c, &s, now);
     if (drain) c->failed_writes += gc_wq_drain(c->wq);
     gc_inflight_sweep(c->inflight, s.listed_rv);
-    free_snapshot(&s);
+    ctl_free_snapshot(&s);
     writes -= (int)c->failed_writes;
     c->failed_writes = 0;
     return writes > 0 ? writes : 0;
@@ -1377,11 +846,9 @@ gc_controllers *gc_controllers_new(gc_api *api, const gc_controller_options *opt
     c->wq = gc_wq_new(api, WRITE_WORKERS);
     c->inflight = gc_inflight_new();
     c->sched_memo = gc_sched_memo_new();
-    c->settled_pod_fields = kc_fields_new(SETTLED_POD_FIELDS);
-    c->metadata_fields = kc_fields_new(METADATA_FIELDS);
     if (opt) c->opt = *opt;
     if (!c->failed || !c->event_index || !c->terminating || !c->wq || !c->inflight ||
-        !c->sched_memo || !c->settled_pod_fields || !c->metadata_fields) {
+        !c->sched_memo || ctl_snapshot_init(c) != 0) {
         gc_controllers_free(c);
         return NULL;
     }
@@ -1452,13 +919,10 @@ void gc_controllers_free(gc_controllers *c)
     json_decref(c->failed);
     json_decref(c->event_index);
     free(c->events);
-    for (size_t i = 0; i < c->cache_count; i++)
-        gc_ocache_free(c->caches[i].cache);
+    ctl_snapshot_fini(c);
     json_decref(c->terminating);
     gc_wq_free(c->wq); /* drained first: its workers report to inflight */
     gc_inflight_free(c->inflight);
     gc_sched_memo_free(c->sched_memo);
-    kc_fields_free(c->settled_pod_fields);
-    kc_fields_free(c->metadata_fields);
     free(c);
 }
