@@ -26,9 +26,10 @@
  * Simplified: scoring is NodeResourcesFit LeastAllocated over cpu and memory
  * only (no BalancedAllocation, taint or affinity preferences, image
  * locality), ties go to the first node in rotated order instead of a random
- * one; every node is filtered (percentageOfNodesToScore only matters past
- * 100 nodes); nominated pods of other pods are not counted on nodes;
- * volume, topology-spread and inter-pod affinity plugins do not exist. */
+ * one; filtering stops at numFeasibleNodesToFind (percentageOfNodesToScore
+ * unset: adaptive past 100 nodes) and resumes where it stopped, as in 1.32;
+ * nominated pods of other pods are not counted on nodes; volume,
+ * topology-spread and inter-pod affinity plugins do not exist. */
 #ifndef GPUOP_CLUSTER_SCHED_H
 #define GPUOP_CLUSTER_SCHED_H
 
