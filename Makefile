@@ -1,10 +1,11 @@
 # A thin wrapper over CMake. The two commands a new user types:
 #   make run    install what is missing, build, run gpuop on the incident's files
 #   make test   install what is missing, build, run every test (also under ASan+UBSan)
-.PHONY: all build deps run test test-asan test-valgrind bench fuzz install format clean
+.PHONY: all build deps run test test-asan test-tsan test-valgrind bench fuzz install format clean
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
 TOML_TEST  ?= $(abspath ../shared/toml-test)
@@ -28,7 +29,7 @@ test: deps
 	@cmake -S . -B $(BUILD) -DTOML_TEST_DIR=$(TOML_TEST) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	@$(MAKE) --no-print-directory test-asan test-valgrind
+	@$(MAKE) --no-print-directory test-asan test-tsan test-valgrind
 
 # The unit tests and the TOML suite again, under AddressSanitizer + UBSan.
 test-asan:
@@ -36,6 +37,14 @@ test-asan:
 	    -DTOML_TEST_DIR=$(TOML_TEST) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(unit/|toml-test)'
+
+# The embedded control plane under ThreadSanitizer, driven by kubectl: the
+# controllers decide on one thread and write on others.
+test-tsan:
+	@cmake -S . -B $(TSAN_BUILD) -DGPUOP_TSAN=ON -DGPUOP_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug \
+	    -DTOML_TEST_DIR=$(TOML_TEST) >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target gpuop-apiserver -- --no-print-directory
+	tests/tsan/controllers.sh $(TSAN_BUILD)/gpuop-apiserver
 
 test-valgrind:
 	@scripts/run-valgrind.sh $(BUILD)
@@ -55,4 +64,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

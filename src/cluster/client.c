@@ -32,20 +32,19 @@ static void split_query(const char *query, params *p)
     }
 }
 
-static gc_reply call(gc_api *api, const char *method, const char *path, const char *query,
-                     const char *content_type, const json_t *body, bool want_body)
+static gc_reply call_text(gc_api *api, const char *method, const char *path, const char *query,
+                          const char *content_type, const char *text, size_t len, bool want_body)
 {
     gc_reply reply = {0};
     params p;
     split_query(query, &p);
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     gc_request req = {.method = method,
                       .path = path,
                       .accept = "application/json",
                       .host = "127.0.0.1",
                       .content_type = content_type ? content_type : "application/json",
                       .body = text,
-                      .body_len = text ? strlen(text) : 0,
+                      .body_len = text ? len : 0,
                       .query = param,
                       .query_ctx = &p};
     gc_response resp;
@@ -59,9 +58,24 @@ static gc_reply call(gc_api *api, const char *method, const char *path, const ch
         reply.body = json_loadb(resp.body, resp.len, 0, NULL);
     /* a watch is not something a controller asks this way */
     gc_response_free(&resp);
-    free(text);
     free(p.text);
     return reply;
+}
+
+static gc_reply call(gc_api *api, const char *method, const char *path, const char *query,
+                     const char *content_type, const json_t *body, bool want_body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    gc_reply reply =
+        call_text(api, method, path, query, content_type, text, text ? strlen(text) : 0, want_body);
+    free(text);
+    return reply;
+}
+
+unsigned gc_client_send_text(gc_api *api, const char *method, const char *path, const char *query,
+                             const char *content_type, const char *body, size_t len)
+{
+    return call_text(api, method, path, query, content_type, body, len, false).status;
 }
 
 gc_reply gc_client_call(gc_api *api, const char *method, const char *path, const char *query,

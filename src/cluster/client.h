@@ -8,6 +8,7 @@
 #define GPUOP_CLUSTER_CLIENT_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "cluster/routes.h"
 
@@ -24,6 +25,11 @@ gc_reply gc_client_call(gc_api *api, const char *method, const char *path, const
  * parsed (a controller's writes are most of a busy cluster's requests). */
 unsigned gc_client_send(gc_api *api, const char *method, const char *path, const char *query,
                         const char *content_type, const json_t *body);
+/* The same with the body already serialized (NULL for none): what the
+ * controllers' write workers send, so that no JSON object is shared
+ * between threads. */
+unsigned gc_client_send_text(gc_api *api, const char *method, const char *path, const char *query,
+                             const char *content_type, const char *body, size_t len);
 void gc_reply_free(gc_reply *r);
 
 /* The Status message of a failed reply, or "" (valid until the reply is freed). */

@@ -8,7 +8,7 @@
 
 struct gc_write {
     char *method, *path, *query, *type;
-    json_t *body;
+    char *body;     /* serialized by the thread that made the write */
     gc_write *then; /* sent only when this one succeeded */
     gc_write_done_fn *done;
     void *done_ud;
@@ -50,8 +50,10 @@ gc_write *gc_write_new(const char *method, const char *path, const char *query,
     w->path = strdup(path);
     w->query = dup_or_null(query);
     w->type = dup_or_null(content_type);
-    w->body = body;
-    if (!w->method || !w->path || (query && !w->query) || (content_type && !w->type)) {
+    w->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    bool lost = body && !w->body;
+    json_decref(body);
+    if (!w->method || !w->path || (query && !w->query) || (content_type && !w->type) || lost) {
         gc_write_free(w);
         return NULL;
     }
@@ -78,7 +80,7 @@ void gc_write_free(gc_write *w)
         free(w->path);
         free(w->query);
         free(w->type);
-        json_decref(w->body);
+        free(w->body);
         free(w->tag);
         free(w);
         w = next;
@@ -99,7 +101,8 @@ void gc_write_notify(gc_write *w, gc_write_done_fn *done, void *ud, const char *
 static size_t send_chain_of(gc_api *api, gc_write *w)
 {
     for (; w; w = w->then) {
-        unsigned status = gc_client_send(api, w->method, w->path, w->query, w->type, w->body);
+        unsigned status = gc_client_send_text(api, w->method, w->path, w->query, w->type, w->body,
+                                              w->body ? strlen(w->body) : 0);
         if (status < 200 || status >= 300) {
             size_t n = 0;
             for (; w; w = w->then)

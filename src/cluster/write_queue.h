@@ -25,8 +25,10 @@
 typedef struct gc_write gc_write;
 typedef struct gc_write_queue gc_write_queue;
 
-/* A request; body is taken over (may be NULL). NULL when out of memory (the
- * body is released then too). */
+/* A request; body is taken over (may be NULL) and serialized now, on the
+ * caller's thread: a JSON object shared with a worker would have its
+ * reference counts raced (jansson's decrement has no acquire). NULL when
+ * out of memory (the body is released then too). */
 gc_write *gc_write_new(const char *method, const char *path, const char *query,
                        const char *content_type, json_t *body);
 /* `next` is sent after `w`, and only when `w` got a 2xx. */
