@@ -788,10 +788,43 @@ static int run_actions(gc_controllers *c, json_t *actions)
     return writes;
 }
 
+/* An owner the collector's snapshot leaves out (controllers_snapshot.c keeps
+ * events only when the collector has work with them): looked up in the
+ * store by kind and name, and its uid compared, as isDangling does. */
+static bool owner_exists(void *ud, const json_t *dependent, const json_t *ref)
+{
+    gc_controllers *c = ud;
+    const char *kind = str_at(ref, "kind", NULL), *name = str_at(ref, "name", NULL);
+    const char *uid = str_at(ref, "uid", NULL), *api_version = str_at(ref, "apiVersion", NULL);
+    if (!kind || !name || !uid || !api_version) return false;
+    const char *slash = strchr(api_version, '/');
+    size_t count;
+    const gc_resource *all = gc_resources(&count), *r = NULL;
+    for (size_t i = 0; i < count && !r; i++) {
+        size_t g = strlen(all[i].group);
+        bool same_group =
+            slash ? g == (size_t)(slash - api_version) && strncmp(all[i].group, api_version, g) == 0
+                  : g == 0;
+        if (same_group && strcmp(all[i].kind, kind) == 0) r = &all[i];
+    }
+    if (!r) return false;
+    const char *ns = r->namespaced ? meta(dependent, "namespace") : NULL;
+    gc_store_lock(c->api->store);
+    const gc_object *o = gc_store_get(c->api->store, r, ns, name);
+    gc_blob *index = o ? gc_blob_ref(o->index) : NULL;
+    gc_store_unlock(c->api->store);
+    json_t *idx = gc_index_parse(index);
+    gc_blob_unref(index);
+    const char *have = meta(idx, "uid");
+    bool same = have && strcmp(have, uid) == 0;
+    json_decref(idx);
+    return same;
+}
+
 static int collect(gc_controllers *c, const snapshot *s, time_t now)
 {
     if (!s->all) return 0;
-    json_t *actions = gc_collect(s->all);
+    json_t *actions = gc_collect_with(s->all, owner_exists, c);
     int writes = run_actions(c, actions);
     json_decref(actions);
     size_t i;

@@ -165,6 +165,8 @@ static void emit_drop_finalizers(bool *ok, json_t *actions, const json_t *entry,
 
 typedef struct gc_index {
     const json_t *snapshot;
+    gc_owner_exists_fn *exists; /* for owners the snapshot leaves out */
+    void *exists_ud;
     json_t *by_uid; /* uid -> position in the snapshot */
     json_t *owners; /* uids some object names as its owner -> true */
 } gc_index;
@@ -212,7 +214,12 @@ typedef enum { OWNER_SOLID, OWNER_DANGLING, OWNER_WAITING } owner_state;
 static owner_state classify(const gc_index *ix, const json_t *dependent, const json_t *ref)
 {
     const json_t *owner = lookup(ix, str_of(ref, "uid"));
-    if (!owner) return OWNER_DANGLING;
+    /* left out of the snapshot (an object nothing else needs, neither
+     * deleted nor finalized): asked for, as the collector's isDangling
+     * looks an owner up */
+    if (!owner)
+        return ix->exists && ix->exists(ix->exists_ud, dependent, ref) ? OWNER_SOLID
+                                                                       : OWNER_DANGLING;
     /* A namespaced owner exists only for dependents of its own namespace
      * (the collector reports OwnerRefInvalidNamespace and treats it as
      * absent). */
@@ -315,8 +322,15 @@ static void collect_deleting(bool *ok, json_t *actions, const gc_index *ix, cons
 
 json_t *gc_collect(const json_t *snapshot)
 {
+    return gc_collect_with(snapshot, NULL, NULL);
+}
+
+json_t *gc_collect_with(const json_t *snapshot, gc_owner_exists_fn *exists, void *ud)
+{
     gc_index ix;
     if (!index_build(&ix, snapshot)) return NULL;
+    ix.exists = exists;
+    ix.exists_ud = ud;
     json_t *actions = json_array();
     bool ok = actions != NULL;
     size_t i;

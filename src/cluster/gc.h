@@ -32,6 +32,7 @@
 #define GPUOP_CLUSTER_GC_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <time.h>
 
 /* pkg/controller/garbagecollector, attemptToDeleteItem and its neighbours.
@@ -57,6 +58,14 @@
  * A dependent already being deleted gets no new delete; it still blocks a
  * foreground owner until it is gone. Actions come in snapshot order. */
 json_t *gc_collect(const json_t *snapshot);
+
+/* The same for a snapshot that may leave out objects that are neither being
+ * deleted nor held by finalizers and own nothing it knows of: an owner
+ * reference whose uid is not in the snapshot is solid when
+ * exists(ud, dependent, ref) says the owner is there (as the collector's
+ * isDangling looks it up), dangling otherwise. */
+typedef bool gc_owner_exists_fn(void *ud, const json_t *dependent, const json_t *ref);
+json_t *gc_collect_with(const json_t *snapshot, gc_owner_exists_fn *exists, void *ud);
 
 /* pkg/controller/namespace (namespaced_resources_deleter.go) for one
  * namespace `ns` that is being deleted (deletionTimestamp set or phase

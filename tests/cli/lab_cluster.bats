@@ -219,3 +219,28 @@ EOF2
     run k delete pod solo -n gc-lab --timeout=30s
     [ "$output" = 'pod "solo" deleted' ]
 }
+
+@test "an owner the collector does not keep in its snapshot (a ServiceAccount) still counts while it exists" {
+    k create namespace own-lab >/dev/null
+    k create serviceaccount keeper -n own-lab >/dev/null
+    uid=$(k get serviceaccount keeper -n own-lab -o jsonpath='{.metadata.uid}')
+    k apply -f - >/dev/null <<EOF2
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: owned
+  namespace: own-lab
+  ownerReferences:
+  - {apiVersion: v1, kind: ServiceAccount, name: keeper, uid: "$uid"}
+data: {k: v}
+EOF2
+    # a deletion makes the collector look at everything
+    k create configmap scratch -n own-lab >/dev/null
+    k delete configmap scratch -n own-lab >/dev/null
+    sleep 3
+    run k get configmap owned -n own-lab -o jsonpath='{.data.k}'
+    [ "$output" = "v" ]
+    # the owner goes: so does what it owns
+    k delete serviceaccount keeper -n own-lab >/dev/null
+    until_output "" get configmaps -n own-lab --field-selector metadata.name=owned -o name
+}

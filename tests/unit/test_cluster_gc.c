@@ -226,6 +226,35 @@ static void test_background_deletes_dependents_of_a_gone_owner(void **state)
     json_decref(actions);
 }
 
+/* An owner the snapshot leaves out is asked for: kept when it is there,
+ * its dependents collected when it is not. */
+static bool ask_owner(void *ud, const json_t *dependent, const json_t *ref)
+{
+    int *asked = ud;
+    (*asked)++;
+    assert_string_equal(json_string_value(json_object_get(ref, "uid")), "ds-uid");
+    assert_non_null(json_object_get(dependent, "metadata"));
+    return *asked < 100; /* the owner exists while asked < 100 */
+}
+
+static void test_owner_left_out_is_looked_up(void **state)
+{
+    (void)state;
+    json_t *snapshot = sq_load("[" POD("gpu-agent-x7k2p", "") "]");
+    int asked = 0;
+    json_t *actions = gc_collect_with(snapshot, ask_owner, &asked);
+    assert_int_equal(asked, 1);
+    assert_int_equal(json_array_size(actions), 0); /* there: nothing to do */
+    json_decref(actions);
+    asked = 100; /* gone */
+    actions = gc_collect_with(snapshot, ask_owner, &asked);
+    assert_actions(actions, "[{'op':'delete','resource':'pods','group':'','namespace':'gpu-lab',"
+                            "'name':'gpu-agent-x7k2p','uid':'gpu-agent-x7k2p-uid',"
+                            "'propagationPolicy':'Background'}]");
+    json_decref(actions);
+    json_decref(snapshot);
+}
+
 static void test_owner_present_nothing_to_do(void **state)
 {
     (void)state;
@@ -705,6 +734,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_background_deletes_dependents_of_a_gone_owner),
         cmocka_unit_test(test_owner_present_nothing_to_do),
+        cmocka_unit_test(test_owner_left_out_is_looked_up),
         cmocka_unit_test(test_deleting_dependent_left_alone),
         cmocka_unit_test(test_other_solid_owner_drops_dangling_reference),
         cmocka_unit_test(test_owner_in_other_namespace_counts_as_absent),
