@@ -176,13 +176,30 @@ static void history_is_bounded_and_reports_expired_versions(void **state)
     gc_store_close(s);
 }
 
+/* A fresh file for a store (path: a mkstemp template). */
+static void temp_file(char *path)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+/* The store's file and SQLite's WAL and shared-memory files beside it. */
+static void remove_store(const char *path)
+{
+    unlink(path);
+    char side[64];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
 static void everything_written_is_back_after_reopening(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-store-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     gp_error err = {0};
     gc_store *s = gc_store_open(path, 0, &err);
     assert_non_null(s);
@@ -212,12 +229,7 @@ static void everything_written_is_back_after_reopening(void **state)
     assert_int_equal(gc_store_events_since(s, 1), -1);
     gc_store_unlock(s);
     gc_store_close(s);
-    unlink(path);
-    char side[64];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    remove_store(path);
 }
 
 /* The counter is written by deletions only; after puts, a reopened store
@@ -226,9 +238,7 @@ static void the_counter_after_reopening_is_the_newest_write(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-store-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_file(path);
     gp_error err = {0};
     gc_store *s = gc_store_open(path, 0, &err);
     assert_non_null(s);
@@ -251,12 +261,7 @@ static void the_counter_after_reopening_is_the_newest_write(void **state)
     assert_int_equal(o->rv, 6);
     gc_store_unlock(s);
     gc_store_close(s);
-    unlink(path);
-    char side[64];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    remove_store(path);
 }
 
 static void index_keeps_selectable_fields_only(void **state)
