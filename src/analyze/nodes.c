@@ -9,6 +9,7 @@
 
 #include "cluster/sched.h"
 #include "util/i18n.h"
+#include "util/hash.h"
 
 #define DRIVER_LABEL "nvidia.com/cuda.driver-version.full"
 
@@ -339,10 +340,7 @@ struct an_node_table {
 
 static uint64_t hash_name(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return gp_hash_str(GP_HASH_SEED, s);
 }
 
 an_node_table *an_node_table_new(size_t nsums)

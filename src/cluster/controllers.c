@@ -11,6 +11,7 @@
 #include "cluster/gc.h"
 #include "cluster/kubelet.h"
 #include "cluster/table.h"
+#include "util/hash.h"
 
 /* kwok re-stamps node heartbeats every 20 s plus up to 25 s of jitter. */
 #define HEARTBEAT_SECONDS 20
@@ -75,9 +76,10 @@ static bool send_now(gc_controllers *c, const char *method, const char *path, co
 
 /* ---- writes in flight (inflight.h) ------------------------------------------ */
 
-static void inflight_key(char *buf, size_t size, const char *resource, const json_t *obj)
+/* The in-flight table's name for an object: "pods|ns/name", "nodes|/name". */
+static void inflight_key(char *buf, size_t size, const char *resource, const char *ns,
+                         const char *name)
 {
-    const char *ns = meta(obj, "namespace"), *name = meta(obj, "name");
     snprintf(buf, size, "%s|%s/%s", resource, ns ? ns : "", name ? name : "");
 }
 
@@ -96,7 +98,7 @@ static bool waiting_at(gc_controllers *c, const snapshot *s, const char *resourc
                        const char *name, uint64_t rv)
 {
     char key[600];
-    snprintf(key, sizeof key, "%s|%s/%s", resource, ns ? ns : "", name ? name : "");
+    inflight_key(key, sizeof key, resource, ns, name);
     return gc_inflight_pending(c->inflight, key, rv, s->listed_rv);
 }
 
@@ -113,7 +115,7 @@ static int send_tracked(gc_controllers *c, gc_write *w, const char *resource, co
 {
     if (!w) return 0;
     char key[600];
-    inflight_key(key, sizeof key, resource, obj);
+    inflight_key(key, sizeof key, resource, meta(obj, "namespace"), meta(obj, "name"));
     gc_inflight_add(c->inflight, key, rv_of(obj), node, ip);
     gc_write_notify(w, write_done, c, key);
     gc_wq_push(c->wq, w);
@@ -423,14 +425,12 @@ static int kubelet_pods(gc_controllers *c, snapshot *s, time_t now)
  * nodes and the pods bound to them. */
 static unsigned long long cluster_fingerprint(const snapshot *s)
 {
-    unsigned long long h = 1469598103934665603ULL;
+    uint64_t h = GP_HASH_SEED;
     for (size_t i = 0; i < json_array_size(s->nodes); i++)
-        h = (h ^ s->node_sums[i]->rv) * 1099511628211ULL;
+        h = gp_hash_u64(h, s->node_sums[i]->rv);
     for (size_t i = 0; i < json_array_size(s->pods); i++) {
         const pod_summary *p = s->pod_sums[i];
-        if (!p->node || p->terminal) continue;
-        for (const char *q = p->uid; q && *q; q++)
-            h = (h ^ (unsigned char)*q) * 1099511628211ULL;
+        if (p->node && !p->terminal) h = gp_hash_str(h, p->uid);
     }
     return h;
 }
@@ -469,7 +469,7 @@ static void build_view(gc_controllers *c, const snapshot *s, node_view *v)
         if (!node && pod_waiting(c, s, p)) {
             /* its binding is on the way: counted where it goes */
             char key[600];
-            snprintf(key, sizeof key, "pods|%s/%s", p->ns ? p->ns : "", p->name ? p->name : "");
+            inflight_key(key, sizeof key, "pods", p->ns, p->name);
             if (gc_inflight_node(c->inflight, key, bound, sizeof bound)) node = bound;
         }
         if (!node || p->terminal) continue;

@@ -1,4 +1,5 @@
 #include "cluster/object_cache.h"
+#include "util/hash.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ void gc_ocache_free(gc_object_cache *c)
 
 static entry *slot(const table *t, const gc_blob *blob)
 {
-    size_t i = (size_t)(((uintptr_t)blob >> 4) * 0x9E3779B97F4A7C15ULL) & (t->cap - 1);
+    size_t i = gp_hash_ptr(blob, t->cap);
     while (t->slots[i].blob && t->slots[i].blob != blob)
         i = (i + 1) & (t->cap - 1);
     return &t->slots[i];

@@ -3,6 +3,7 @@
 #include "cluster/api.h"
 #include "cluster/discovery.h"
 #include "cluster/resources.h"
+#include "util/hash.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -143,9 +144,7 @@ static json_t *openapi_group_version(const char *want)
 static void content_hash(const json_t *doc, char out[17])
 {
     char *text = json_dumps(doc, JSON_COMPACT);
-    unsigned long long h = 1469598103934665603ULL;
-    for (const char *p = text ? text : ""; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    unsigned long long h = gp_hash_str(GP_HASH_SEED, text);
     free(text);
     snprintf(out, 17, "%016llX", h);
 }

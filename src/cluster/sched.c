@@ -23,6 +23,7 @@
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "util/error.h"
+#include "util/hash.h"
 
 __extension__ typedef __int128 i128;
 
@@ -573,7 +574,7 @@ void gc_sched_memo_free(gc_sched_memo *m)
 
 static size_t memo_hash(const json_t *pod, size_t cap)
 {
-    return (size_t)(((uintptr_t)pod >> 4) * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+    return gp_hash_ptr(pod, cap);
 }
 
 static memo_entry *memo_slot(const gc_sched_memo *m, const json_t *pod)

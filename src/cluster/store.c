@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "kube/selector.h"
+#include "util/hash.h"
 
 /* kube-apiserver's watch cache keeps about 100 events per resource type and
  * grows it with load; one shared window of this size covers the lab and a
@@ -70,14 +71,9 @@ struct gc_store {
     pthread_cond_t stop;
 };
 
-/* FNV-1a: keys are short and this is not exposed to hostile collision
- * attacks beyond what a token-holding client could do to itself. */
 static size_t hash_key(const char *k)
 {
-    size_t h = 1469598103934665603ULL;
-    for (; *k; k++)
-        h = (h ^ (unsigned char)*k) * 1099511628211ULL;
-    return h;
+    return (size_t)gp_hash_str(GP_HASH_SEED, k);
 }
 
 static gc_object **table_slot(object_table *t, const char *key)

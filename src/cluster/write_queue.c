@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cluster/client.h"
+#include "util/hash.h"
 
 struct gc_write {
     char *method, *path, *query, *type;
@@ -179,10 +180,7 @@ static size_t route(const gc_write_queue *q, const char *path)
             break;
         }
     }
-    unsigned long long h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
-    return (size_t)(h % q->count);
+    return (size_t)(gp_hash_bytes(GP_HASH_SEED, path, n) % q->count);
 }
 
 void gc_wq_push(gc_write_queue *q, gc_write *w)
