@@ -6,8 +6,9 @@
  * and holds a reference to it, so an address cannot be reused by another
  * version while its entry lives. Lookups are pointer hashes, done outside
  * the store's lock; a listing's table replaces the last one, so versions
- * that are gone are forgotten without a search. Per object it costs 48
- * bytes of table, where a JSON object keyed by name cost 270.
+ * that are gone are forgotten without a search. Per object its two tables
+ * (this listing's and the last, at most half full) cost 128 to 256 bytes;
+ * a JSON object keyed by name cost 270 and was searched under the lock.
  *
  * Not thread-safe: one listing at a time, on the controllers' thread. */
 #ifndef GPUOP_CLUSTER_OBJECT_CACHE_H
