@@ -543,11 +543,24 @@ static void node_info_free(node_info *ni)
 typedef struct memo_entry {
     const json_t *pod; /* NULL: a free slot */
     pod_info info;
+    unsigned used; /* a recent entry's: the build that last read it */
 } memo_entry;
 
-struct gc_sched_memo {
+typedef struct memo_table {
     memo_entry *slots;
     size_t cap, count; /* cap a power of two, or 0 */
+} memo_table;
+
+/* Two tables. `settled` holds what gc_sched_memo_prime was told of pods
+ * the caller keeps cut down: it cannot be parsed again, so it stays until
+ * the caller lets the pod go. `recent` holds pods bound but not settled
+ * (waiting for their kubelet): parsed at their first build and kept while
+ * each build reads them, so a burst of bindings is not parsed again on
+ * every pass until the pods run. */
+struct gc_sched_memo {
+    memo_table settled, recent;
+    unsigned build;     /* numbers the builds, for `used` */
+    size_t recent_read; /* recent entries the current build read */
 };
 
 gc_sched_memo *gc_sched_memo_new(void)
@@ -563,66 +576,129 @@ static void memo_entry_free(memo_entry *e)
     memset(e, 0, sizeof *e);
 }
 
+static void table_free(memo_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].pod) memo_entry_free(&t->slots[i]);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
 void gc_sched_memo_free(gc_sched_memo *m)
 {
     if (!m) return;
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].pod) memo_entry_free(&m->slots[i]);
-    free(m->slots);
+    table_free(&m->settled);
+    table_free(&m->recent);
     free(m);
 }
 
-static size_t memo_hash(const json_t *pod, size_t cap)
+static memo_entry *memo_slot(const memo_table *t, const json_t *pod)
 {
-    return gp_hash_ptr(pod, cap);
+    size_t i = gp_hash_ptr(pod, t->cap);
+    while (t->slots[i].pod && t->slots[i].pod != pod)
+        i = (i + 1) & (t->cap - 1);
+    return &t->slots[i];
 }
 
-static memo_entry *memo_slot(const gc_sched_memo *m, const json_t *pod)
+static memo_entry *memo_find(const memo_table *t, const json_t *pod)
 {
-    size_t i = memo_hash(pod, m->cap);
-    while (m->slots[i].pod && m->slots[i].pod != pod)
-        i = (i + 1) & (m->cap - 1);
-    return &m->slots[i];
+    if (!t->cap) return NULL;
+    memo_entry *e = memo_slot(t, pod);
+    return e->pod ? e : NULL;
 }
 
-/* Rehashes into `cap` slots; with `sweep`, without the entries of pods
- * only the memo still holds (the caller has let go of them: gone, or
- * replaced by a new version). */
-static int memo_rehash(gc_sched_memo *m, size_t cap, bool sweep)
+/* Whether an entry goes at a rehash. */
+typedef bool memo_drop_fn(const memo_entry *e, unsigned build);
+
+/* Rehashes into `cap` slots, without the entries `drop` names. */
+static int memo_rehash(memo_table *t, size_t cap, memo_drop_fn *drop, unsigned build)
 {
-    memo_entry *old = m->slots;
-    size_t old_cap = m->cap;
+    memo_entry *old = t->slots;
+    size_t old_cap = t->cap;
     memo_entry *slots = calloc(cap, sizeof *slots);
     if (!slots) return -1;
-    m->slots = slots;
-    m->cap = cap;
-    m->count = 0;
+    t->slots = slots;
+    t->cap = cap;
+    t->count = 0;
     for (size_t i = 0; i < old_cap; i++) {
         memo_entry *e = &old[i];
         if (!e->pod) continue;
-        if (sweep && e->pod->refcount == 1) {
+        if (drop && drop(e, build)) {
             memo_entry_free(e);
             continue;
         }
-        *memo_slot(m, e->pod) = *e;
-        m->count++;
+        *memo_slot(t, e->pod) = *e;
+        t->count++;
     }
     free(old);
     return 0;
 }
 
-/* The info of a bound pod: the memo's (borrowed), or parsed here for this
- * build only (a pod not yet settled changes too often to be worth keeping,
- * and a memo holding it would keep a whole pod alive). */
+/* A free slot for `pod` (not in the table), growing the table first. */
+static memo_entry *memo_insert_slot(memo_table *t, const json_t *pod)
+{
+    if ((t->count + 1) * 2 > t->cap && memo_rehash(t, t->cap ? t->cap * 2 : 1024, NULL, 0) < 0)
+        return NULL;
+    return memo_slot(t, pod);
+}
+
+/* Only the memo still holds the pod: the caller has let go of it (gone,
+ * or replaced by a new version). */
+static bool only_memo_holds(const memo_entry *e, unsigned build)
+{
+    (void)build;
+    return e->pod->refcount == 1;
+}
+
+static bool unread_by(const memo_entry *e, unsigned build)
+{
+    return e->used != build;
+}
+
+/* The info of a bound pod, borrowed from the memo; parsed into the recent
+ * table the first time. Out of memory there, it is parsed for this build
+ * only (out->borrowed false). */
 static int memo_info(gc_sched_memo *m, const json_t *pod, const nonzero_defaults *nz, pod_info *out,
                      gp_error *err)
 {
-    memo_entry *e = m->cap ? memo_slot(m, pod) : NULL;
-    if (e && e->pod) {
+    memo_entry *e = memo_find(&m->settled, pod);
+    if (e) {
         *out = e->info;
         return 0;
     }
-    return pod_info_init(out, pod, nz, err);
+    if ((e = memo_find(&m->recent, pod))) {
+        if (e->used != m->build) m->recent_read++;
+        e->used = m->build;
+        *out = e->info;
+        return 0;
+    }
+    if (pod_info_init(out, pod, nz, err) < 0) return -1;
+    e = memo_insert_slot(&m->recent, pod);
+    if (!e) return 0;
+    e->pod = json_incref((json_t *)pod);
+    e->info = *out;
+    e->info.borrowed = true;
+    e->used = m->build;
+    m->recent.count++;
+    m->recent_read++;
+    out->borrowed = true;
+    return 0;
+}
+
+/* After a build: the recent pods it did not read have changed (a new
+ * version, settled or gone), and their entries go; swept once they could
+ * be half the table, so that a pass does not rebuild it. */
+static void memo_end_build(gc_sched_memo *m)
+{
+    memo_table *t = &m->recent;
+    if (t->count > 2 * m->recent_read + 256) {
+        size_t cap = t->cap;
+        while (cap > 1024 && (m->recent_read + 1) * 8 < cap)
+            cap /= 2; /* after a burst */
+        memo_rehash(t, cap, unread_by, m->build);
+    }
+    m->recent_read = 0;
+    m->build++;
 }
 
 /* Copies *field into p's own strings and points it there. */
@@ -652,7 +728,8 @@ static int own_strings(pod_info *p)
 void gc_sched_memo_trim(gc_sched_memo *m, size_t live)
 {
     /* a sweep rebuilds the table: only once the dead could be a fifth */
-    if (m->count > live + live / 4 + 1024) memo_rehash(m, m->cap, true);
+    memo_table *t = &m->settled;
+    if (t->count > live + live / 4 + 1024) memo_rehash(t, t->cap, only_memo_holds, 0);
 }
 
 int gc_sched_memo_prime(gc_sched_memo *m, const json_t *key, const json_t *pod, gp_error *err)
@@ -661,10 +738,9 @@ int gc_sched_memo_prime(gc_sched_memo *m, const json_t *key, const json_t *pod, 
     if (kq_parse(DEFAULT_MILLI_CPU, &nz.cpu, err) < 0 ||
         kq_parse(DEFAULT_MEMORY, &nz.memory, err) < 0)
         return -1;
-    if ((m->count + 1) * 2 > m->cap && memo_rehash(m, m->cap ? m->cap * 2 : 1024, false) < 0)
-        return oom(err);
-    memo_entry *e = memo_slot(m, key);
-    if (e->pod) return 0; /* known already */
+    if (memo_find(&m->settled, key)) return 0; /* known already */
+    memo_entry *e = memo_insert_slot(&m->settled, key);
+    if (!e) return oom(err);
     pod_info info;
     if (pod_info_init(&info, pod, &nz, err) < 0 || own_strings(&info) < 0) {
         pod_info_free(&info);
@@ -674,7 +750,7 @@ int gc_sched_memo_prime(gc_sched_memo *m, const json_t *key, const json_t *pod, 
     info.borrowed = true;
     e->info = info;
     e->pod = json_incref((json_t *)key);
-    m->count++;
+    m->settled.count++;
     return 0;
 }
 
@@ -1653,6 +1729,7 @@ gc_sched_cluster *gc_sched_cluster_new_memo(const gc_sched_node *nodes, size_t n
         for (size_t i = 0; i < n; i++)
             passed += nodes[i].pod_count;
         gc_sched_memo_trim(memo, passed);
+        memo_end_build(memo);
     }
     return c;
 fail:

@@ -337,6 +337,56 @@ static void test_memo_keeps_what_stripped_pods_request(void **state)
     gc_sched_memo_free(m);
 }
 
+/* A bound pod not primed (waiting for its kubelet) is parsed at its first
+ * build and read from the memo while it is unchanged: an edit made in
+ * place, which callers must never do, shows that the second build did not
+ * parse it again. A new version (a new object) is parsed; the old entry
+ * lets go of its object once builds stop reading it. */
+static void test_memo_keeps_bound_pods_between_builds(void **state)
+{
+    (void)state;
+    const char *wants_10 = "{'metadata':{'name':'w','namespace':'default','uid':'w'},'spec':{"
+                           "'containers':[{'name':'c','image':'i','resources':{'requests':{"
+                           "'cpu':'10'}}}]}}";
+    gc_sched_memo *m = gc_sched_memo_new();
+    assert_non_null(m);
+    fixture *f = fixture_new();
+    lab_node(f, "lab-node-0", NULL, NULL);
+    lab_node(f, "lab-node-1", NULL, NULL);
+    json_t *bound = (json_t *)bind_simple(f, 0, "bound", 0, "'cpu':'12'");
+    bind_simple(f, 1, "other", 0, "'cpu':'5'");
+    /* 16 cpu each: 10 fits only on node 1 */
+    assert_int_equal(memo_choice(m, f, wants_10), 1);
+    assert_true(bound->refcount > 1); /* the memo holds it */
+    json_t *c0 = json_array_get(json_object_get(json_object_get(bound, "spec"), "containers"), 0);
+    json_t *req = json_object_get(json_object_get(c0, "resources"), "requests");
+    json_object_set_new(req, "cpu", json_string("1"));
+    /* parsed again, node 0 would have 15 free and node 1 11 */
+    assert_int_equal(memo_choice(m, f, wants_10), 1);
+    /* the pod's next version asks for 1 cpu: node 0 has more free now */
+    json_incref(bound); /* to see when the memo lets go */
+    json_decref(f->pods[0][0]);
+    f->npods[0] = 0;
+    json_t *next = (json_t *)bind_simple(f, 0, "bound", 0, "'cpu':'1'");
+    assert_int_equal(memo_choice(m, f, wants_10), 0);
+    /* builds that no longer read the old version sweep it: at most a few
+     * hundred kept past their last build */
+    for (int i = 0; i < 300; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "p%d", i);
+        json_decref(f->pods[1][f->npods[1] - 1]);
+        f->npods[1]--;
+        bind_simple(f, 1, name, 0, "'cpu':'2'");
+        memo_choice(m, f, wants_10);
+    }
+    assert_int_equal(memo_choice(m, f, wants_10), 0);
+    assert_int_equal(bound->refcount, 1);
+    assert_true(next->refcount > 1);
+    json_decref(bound);
+    fixture_free(f);
+    gc_sched_memo_free(m);
+}
+
 static void test_lab_daemonset_64gi(void **state)
 {
     (void)state;
@@ -1088,6 +1138,7 @@ int main(void)
         cmocka_unit_test(test_lab_cuda_probe_no_gpu),
         cmocka_unit_test(test_lab_cuda_probe_after_gpu_patch),
         cmocka_unit_test(test_memo_keeps_what_stripped_pods_request),
+        cmocka_unit_test(test_memo_keeps_bound_pods_between_builds),
         cmocka_unit_test(test_lab_daemonset_64gi),
         cmocka_unit_test(test_cluster_reused_with_assumed_pods),
         cmocka_unit_test(test_lab_daemonset_high_priority_victims_not_enough),
