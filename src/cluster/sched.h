@@ -108,9 +108,11 @@ void gc_sched_result_free(gc_sched_result *r);
  * gc_sched_schedule_in point into the caller's pod objects. */
 typedef struct gc_sched_cluster gc_sched_cluster;
 gc_sched_cluster *gc_sched_cluster_new(const gc_sched_node *nodes, size_t n, gp_error *err);
-/* The same, with the settled pods' parse kept in `memo` from one call to
- * the next (gc_sched_memo_prime): at thousands of bound pods that parse is
- * most of a build. Pods the memo does not know are parsed for the build. */
+/* The same, with the bound pods' parse kept in `memo` from one call to the
+ * next: at thousands of bound pods that parse is most of a build. Settled
+ * pods are told to it (gc_sched_memo_prime); other bound pods are parsed at
+ * the first build that reads them and kept (with a reference) until builds
+ * stop reading that object. */
 typedef struct gc_sched_memo gc_sched_memo;
 gc_sched_memo *gc_sched_memo_new(void);
 void gc_sched_memo_free(gc_sched_memo *m);
