@@ -5,6 +5,7 @@
  * which assigns the resourceVersion. A write that changes nothing is not
  * stored (no new resourceVersion, no watch event), which is what lets
  * kubectl print "patched (no change)". */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,8 +222,31 @@ static int count_bytes(const char *buffer, size_t size, void *data)
     return *len > MAX_OBJECT_BYTES ? -1 : 0;
 }
 
-static int check_size(const json_t *obj, const gc_resource *r, const char *name, gc_response *resp)
+/* An upper bound of an object's size as stored, from the request and the
+ * object it changes (old_len, 0 for none); SIZE_MAX when there is none.
+ * JSON text does not grow when written again (jansson drops the spaces and
+ * writes UTF-8 as it is), and what the server adds is bounded: defaults at
+ * most a few times the bytes of what they default (an empty probe gets four
+ * numbers), metadata and conditions a few hundred bytes. A protobuf body
+ * has no field names and a JSON patch can copy what it likes: no bound. */
+#define DEFAULTS_GROWTH 16u
+#define SERVER_ADDS     (64u << 10)
+static size_t size_bound(const gc_request *req, size_t old_len)
 {
+    if (req->content_type && !type_is(req->content_type, "application/json") &&
+        !type_is(req->content_type, "application/strategic-merge-patch+json") &&
+        !type_is(req->content_type, "application/merge-patch+json"))
+        return SIZE_MAX;
+    if (req->body_len > (MAX_OBJECT_BYTES + 0u) / DEFAULTS_GROWTH) return SIZE_MAX;
+    return old_len + req->body_len * DEFAULTS_GROWTH + SERVER_ADDS;
+}
+
+/* The 422 of an object over the limit. Counting its bytes costs as much as
+ * writing it, so it is skipped when `bound` says it cannot be over. */
+static int check_size(const json_t *obj, const gc_resource *r, const char *name, size_t bound,
+                      gc_response *resp)
+{
+    if (bound <= MAX_OBJECT_BYTES) return 0;
     size_t len = 0;
     json_dump_callback(obj, count_bytes, &len, JSON_COMPACT);
     if (len <= MAX_OBJECT_BYTES) return 0;
@@ -342,13 +366,22 @@ void gc_api_create(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
     }
     drop_empty_metadata(obj);
     gc_strategy_create(p->resource->group, p->resource->kind, obj);
+    /* Validation reads the object alone: done before the lock is taken,
+     * and told after admission's answer, in kube-apiserver's order. */
+    gc_response invalid = {0};
+    bool valid = validate(p, obj, NULL, name, &invalid) == 0 &&
+                 check_size(obj, p->resource, name, size_bound(req, 0), &invalid) == 0;
     gc_store_lock(api->store);
     gp_error err = {0};
     const gc_object *stored;
     if (admit_runtimeclass(api, p, obj, name, resp) != 0 ||
-        admit_namespace(api, p, name, resp) != 0 || validate(p, obj, NULL, name, resp) != 0 ||
-        check_size(obj, p->resource, name, resp) != 0)
+        admit_namespace(api, p, name, resp) != 0)
         goto done;
+    if (!valid) {
+        *resp = invalid;
+        memset(&invalid, 0, sizeof invalid);
+        goto done;
+    }
     if (gc_store_get(api->store, p->resource, p->ns, name)) {
         gc_error_already_exists(resp, p->resource, name);
         goto done;
@@ -363,6 +396,7 @@ void gc_api_create(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
         gc_respond_object(resp, 201, gc_blob_ref(stored->json));
 done:
     gc_store_unlock(api->store);
+    gc_response_free(&invalid);
     json_decref(obj);
 }
 
@@ -410,7 +444,8 @@ static bool deletion_complete(const json_t *obj)
 /* What an update does before the store sees it, without the lock: server
  * fields kept from the old object, the kind's strategy, validation and the
  * size bound. obj becomes the state to store. */
-static int prepare_update(const gc_path *p, json_t *obj, const json_t *old, gc_response *resp)
+static int prepare_update(const gc_path *p, json_t *obj, const json_t *old, size_t bound,
+                          gc_response *resp)
 {
     const gc_resource *r = p->resource;
     json_t *meta = metadata_of(obj);
@@ -440,7 +475,7 @@ static int prepare_update(const gc_path *p, json_t *obj, const json_t *old, gc_r
         gc_strategy_update(r->group, r->kind, obj, old, strcmp(p->sub, "status") == 0);
     }
     if (validate(p, obj, old, p->name, resp) != 0) return -1;
-    return check_size(obj, r, p->name, resp);
+    return check_size(obj, r, p->name, bound, resp);
 }
 
 enum { STORED, RETRY };
@@ -485,14 +520,16 @@ static int store_update(gc_api *api, const gc_request *req, const gc_path *p, js
     return STORED;
 }
 
-/* The stored object as it is now, parsed, with its version; NULL after
- * answering 404. */
-static json_t *read_current(gc_api *api, const gc_path *p, uint64_t *rv, gc_response *resp)
+/* The stored object as it is now, parsed, with its version and its length;
+ * NULL after answering 404. */
+static json_t *read_current(gc_api *api, const gc_path *p, uint64_t *rv, size_t *len,
+                            gc_response *resp)
 {
     gc_store_lock(api->store);
     const gc_object *o = gc_store_get(api->store, p->resource, p->ns, p->name);
     gc_blob *b = o ? gc_blob_ref(o->json) : NULL;
     *rv = o ? o->rv : 0;
+    *len = b ? b->len : 0;
     gc_store_unlock(api->store);
     if (!b) {
         gc_error_not_found(resp, p->resource, p->name);
@@ -532,7 +569,8 @@ void gc_api_update(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
     const char *want = meta_string(body, "resourceVersion");
     for (int attempt = 0;; attempt++) {
         uint64_t rv;
-        json_t *old = read_current(api, p, &rv, resp);
+        size_t old_len;
+        json_t *old = read_current(api, p, &rv, &old_len, resp);
         if (!old) break;
         char current[24];
         snprintf(current, sizeof current, "%llu", (unsigned long long)rv);
@@ -542,7 +580,7 @@ void gc_api_update(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
             break;
         }
         json_t *obj = json_deep_copy(body);
-        int done = prepare_update(p, obj, old, resp) != 0 ||
+        int done = prepare_update(p, obj, old, size_bound(req, old_len), resp) != 0 ||
                    store_update(api, req, p, obj, old, rv, resp) == STORED;
         json_decref(obj);
         json_decref(old);
@@ -605,7 +643,8 @@ void gc_api_patch(gc_api *api, const gc_request *req, const gc_path *p, gc_respo
 {
     for (int attempt = 0;; attempt++) {
         uint64_t rv;
-        json_t *old = read_current(api, p, &rv, resp);
+        size_t old_len;
+        json_t *old = read_current(api, p, &rv, &old_len, resp);
         if (!old) return;
         if (attempt == MAX_UPDATE_ATTEMPTS) {
             json_decref(old);
@@ -625,7 +664,7 @@ void gc_api_patch(gc_api *api, const gc_request *req, const gc_path *p, gc_respo
                 gc_error_bad_request(resp, "metadata.name cannot be changed by a patch");
             else if (check_type(obj, p->resource, p->resource->kind, resp) == 0 &&
                      check_decodable(obj, p->resource, resp) == 0 &&
-                     prepare_update(p, obj, old, resp) == 0)
+                     prepare_update(p, obj, old, size_bound(req, old_len), resp) == 0)
                 done = store_update(api, req, p, obj, old, rv, resp) == STORED;
         }
         json_decref(obj);
@@ -798,54 +837,87 @@ static void set_condition(json_t *pod, const char *type, const char *status)
     json_array_append_new(conds, c);
 }
 
-void gc_api_bind(gc_api *api, const gc_request *req, const gc_path *p, gc_response *resp)
+/* The binding's checks and its change to the pod; 0 when `pod` is to be
+ * stored, -1 after answering. */
+static int bind_pod(json_t *pod, const gc_path *p, const char *node, const char *want_uid,
+                    gc_response *resp)
 {
-    json_t *b = decode_body(req, resp);
-    if (!b) return;
-    const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
-    const char *want_uid = meta_string(b, "uid");
-    gc_store_lock(api->store);
-    const gc_object *o = gc_store_get(api->store, p->resource, p->ns, p->name);
-    json_t *pod = o ? load_stored(o) : NULL;
     json_t *spec = json_object_get(pod, "spec");
     const char *assigned = json_string_value(json_object_get(spec, "nodeName"));
-    char msg[600];
-    gp_error err = {0};
-    if (!o) {
-        gc_error_not_found(resp, p->resource, p->name);
-    } else if (!node || !*node) {
+    if (!node || !*node) {
         gc_error_invalid(resp, p->resource, p->name,
                          json_pack("[{s:s, s:s, s:s}]", "reason", "FieldValueRequired", "message",
                                    "Required value", "field", "target.name"));
-    } else if (want_uid && *want_uid && strcmp(want_uid, meta_string(pod, "uid")) != 0) {
+        return -1;
+    }
+    if (want_uid && *want_uid && strcmp(want_uid, meta_string(pod, "uid")) != 0) {
         gc_error_conflict(resp, p->resource, p->name);
-    } else if (meta_string(pod, "deletionTimestamp") || (assigned && *assigned)) {
+        return -1;
+    }
+    if (meta_string(pod, "deletionTimestamp") || (assigned && *assigned)) {
+        char msg[600], full[1100];
         if (assigned && *assigned)
             snprintf(msg, sizeof msg, "pod %s is already assigned to node \"%s\"", p->name,
                      assigned);
         else
             snprintf(msg, sizeof msg, "pod %s is being deleted, cannot be assigned to a host",
                      p->name);
-        char full[1100];
         snprintf(full, sizeof full, "Operation cannot be fulfilled on pods/binding \"%s\": %s",
                  p->name, msg);
         gc_status_details(resp, 409, "Conflict", full,
                           json_pack("{s:s, s:s}", "name", p->name, "kind", "pods/binding"));
-    } else {
-        json_object_set_new(spec, "nodeName", json_string(node));
-        set_condition(pod, "PodScheduled", "True");
-        if (!gc_store_put(api->store, p->resource, p->ns, p->name, pod, &err)) {
-            store_failed(resp, &err);
-        } else {
+        return -1;
+    }
+    json_object_set_new(spec, "nodeName", json_string(node));
+    set_condition(pod, "PodScheduled", "True");
+    return 0;
+}
+
+/* The pod is read and changed without the lock, and stored if it is still
+ * at the version read (else read again), as an update is. */
+void gc_api_bind(gc_api *api, const gc_request *req, const gc_path *p, gc_response *resp)
+{
+    json_t *b = decode_body(req, resp);
+    if (!b) return;
+    const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
+    const char *want_uid = meta_string(b, "uid");
+    for (int attempt = 0;; attempt++) {
+        uint64_t rv;
+        size_t len;
+        json_t *pod = read_current(api, p, &rv, &len, resp);
+        if (!pod) break;
+        if (attempt == MAX_UPDATE_ATTEMPTS) {
+            json_decref(pod);
+            gc_error_conflict(resp, p->resource, p->name);
+            break;
+        }
+        if (bind_pod(pod, p, node, want_uid, resp) != 0) {
+            json_decref(pod);
+            break;
+        }
+        gp_error err = {0};
+        gc_store_lock(api->store);
+        const gc_object *o = gc_store_get(api->store, p->resource, p->ns, p->name);
+        bool stored = false;
+        if (!o) {
+            gc_error_not_found(resp, p->resource, p->name);
+        } else if (o->rv == rv) {
+            stored = gc_store_put(api->store, p->resource, p->ns, p->name, pod, &err) != NULL;
+            if (!stored) store_failed(resp, &err);
+        }
+        bool retry = o && o->rv != rv && !stored;
+        gc_store_unlock(api->store);
+        json_decref(pod);
+        if (retry) continue;
+        if (stored) {
             resp->status = 201;
             resp->content_type = "application/json";
             resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
                                 "\"status\":\"Success\",\"code\":201}");
             resp->len = resp->body ? strlen(resp->body) : 0;
         }
+        break;
     }
-    gc_store_unlock(api->store);
-    json_decref(pod);
     json_decref(b);
 }
 

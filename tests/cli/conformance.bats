@@ -483,3 +483,28 @@ PY
     run k get --raw /readyz
     [ "$output" = "ok" ]
 }
+
+@test "bounds: a small JSON patch that copies an object past 1.5 MiB is 422, and the object stays as it was" {
+    # The server skips counting an object's bytes when the request bounds
+    # its size; a JSON patch's copy bounds nothing, so this must be counted.
+    k create namespace grow-lab >/dev/null
+    python3 - "$CTMP/ds.json" <<'PY'
+import json, sys
+ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+      "metadata": {"name": "grow", "namespace": "grow-lab"},
+      "spec": {"selector": {"matchLabels": {"app": "grow"}},
+               "template": {"metadata": {"labels": {"app": "grow"}},
+                            "spec": {"containers": [{"name": "c", "image": "busybox",
+                                                     "args": ["x" * 800000]}]}}}}
+json.dump(ds, open(sys.argv[1], "w"))
+PY
+    k create -f "$CTMP/ds.json" >/dev/null
+    rv=$(k get ds grow -n grow-lab -o jsonpath='{.metadata.resourceVersion}')
+    run k patch ds grow -n grow-lab --type=json \
+        -p '[{"op":"copy","from":"/spec/template/spec/containers/0/args/0","path":"/spec/template/spec/containers/0/args/-"}]'
+    [ "$status" -eq 1 ]
+    [ "$output" = 'The DaemonSet "grow" is invalid: metadata: Too long: may not be more than 1572864 bytes' ]
+    run k get ds grow -n grow-lab -o jsonpath='{.metadata.resourceVersion} {.spec.template.spec.containers[0].args[*]}'
+    [ "${output%% *}" = "$rv" ]
+    [ "${#output}" -eq $((${#rv} + 1 + 800000)) ]
+}
