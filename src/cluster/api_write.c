@@ -281,6 +281,22 @@ static void store_failed(gc_response *resp, const gp_error *err)
     gc_status(resp, 500, "InternalError", err->text);
 }
 
+/* After the store's lock is let go: the answer waits for the write of rv
+ * (0: none) to be committed, and becomes the store's error if it could not
+ * be (store.h, group commit). A request with defer_commit gets the rv to
+ * wait for itself. */
+static void await_commit(gc_api *api, const gc_request *req, uint64_t rv, gc_response *resp)
+{
+    gp_error err = {0};
+    if (req->defer_commit) {
+        resp->commit_rv = rv;
+        return;
+    }
+    if (!rv || gc_store_sync(api->store, rv, &err) == 0) return;
+    gc_response_free(resp);
+    store_failed(resp, &err);
+}
+
 /* ObjectMeta's lists and maps are omitempty in Go: once a patch empties
  * them (the last owner reference or finalizer removed), a real server
  * stores them absent, not as [] or {}. */
@@ -374,6 +390,7 @@ void gc_api_create(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
     gc_store_lock(api->store);
     gp_error err = {0};
     const gc_object *stored;
+    uint64_t written = 0;
     if (admit_runtimeclass(api, p, obj, name, resp) != 0 ||
         admit_namespace(api, p, name, resp) != 0)
         goto done;
@@ -390,12 +407,15 @@ void gc_api_create(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
         respond_json(resp, 201, obj);
         goto done;
     }
-    if (!(stored = gc_store_put(api->store, p->resource, p->ns, name, obj, &err)))
+    if (!(stored = gc_store_put(api->store, p->resource, p->ns, name, obj, &err))) {
         store_failed(resp, &err);
-    else
+    } else {
+        written = stored->rv;
         gc_respond_object(resp, 201, gc_blob_ref(stored->json));
+    }
 done:
     gc_store_unlock(api->store);
+    await_commit(api, req, written, resp);
     gc_response_free(&invalid);
     json_decref(obj);
 }
@@ -488,6 +508,8 @@ static int store_update(gc_api *api, const gc_request *req, const gc_path *p, js
 {
     const gc_resource *r = p->resource;
     gp_error err = {0};
+    bool unchanged = same_object(obj, old); /* both are ours: no lock needed */
+    uint64_t written = 0;
     gc_store_lock(api->store);
     const gc_object *o = gc_store_get(api->store, r, p->ns, p->name);
     if (!o) {
@@ -499,24 +521,29 @@ static int store_update(gc_api *api, const gc_request *req, const gc_path *p, js
         gc_store_unlock(api->store);
         return RETRY;
     }
-    if (same_object(obj, old)) {
+    if (unchanged) {
         gc_respond_object(resp, 200, gc_blob_ref(o->json));
     } else if (dry_run(req)) {
         respond_json(resp, 200, obj);
     } else if (deletion_complete(obj)) {
         gc_blob *last = gc_store_delete(api->store, r, p->ns, p->name, obj, &err);
-        if (!last)
+        if (!last) {
             store_failed(resp, &err);
-        else
+        } else {
+            written = gc_store_rv(api->store);
             gc_respond_object(resp, 200, last);
+        }
     } else {
         const gc_object *stored = gc_store_put(api->store, r, p->ns, p->name, obj, &err);
-        if (!stored)
+        if (!stored) {
             store_failed(resp, &err);
-        else
+        } else {
+            written = stored->rv;
             gc_respond_object(resp, 200, gc_blob_ref(stored->json));
+        }
     }
     gc_store_unlock(api->store);
+    await_commit(api, req, written, resp);
     return STORED;
 }
 
@@ -746,6 +773,8 @@ void gc_api_delete(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
 {
     delete_options opt;
     if (read_delete_options(req, &opt, resp) != 0) return;
+    gp_error err = {0};
+    uint64_t written = 0;
     gc_store_lock(api->store);
     const gc_object *o = gc_store_get(api->store, p->resource, p->ns, p->name);
     if (!o) {
@@ -755,7 +784,6 @@ void gc_api_delete(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
     }
     json_t *obj = load_stored(o);
     json_t *meta = metadata_of(obj);
-    gp_error err = {0};
     char rv[24];
     snprintf(rv, sizeof rv, "%llu", (unsigned long long)o->rv);
     const char *uid = json_string_value(json_object_get(meta, "uid"));
@@ -795,22 +823,27 @@ void gc_api_delete(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
         } else {
             const gc_object *stored =
                 gc_store_put(api->store, p->resource, p->ns, p->name, obj, &err);
-            if (!stored)
+            if (!stored) {
                 store_failed(resp, &err);
-            else
+            } else {
+                written = stored->rv;
                 gc_respond_object(resp, 200, gc_blob_ref(stored->json));
+            }
         }
         json_decref(old);
         goto done;
     }
 remove:;
     gc_blob *last = gc_store_delete(api->store, p->resource, p->ns, p->name, obj, &err);
-    if (!last)
+    if (!last) {
         store_failed(resp, &err);
-    else
+    } else {
+        written = gc_store_rv(api->store);
         gc_respond_object(resp, 200, last);
+    }
 done:
     gc_store_unlock(api->store);
+    await_commit(api, req, written, resp);
     json_decref(obj);
 }
 
@@ -898,14 +931,15 @@ void gc_api_bind(gc_api *api, const gc_request *req, const gc_path *p, gc_respon
         gp_error err = {0};
         gc_store_lock(api->store);
         const gc_object *o = gc_store_get(api->store, p->resource, p->ns, p->name);
-        bool stored = false;
+        const gc_object *stored = NULL;
         if (!o) {
             gc_error_not_found(resp, p->resource, p->name);
         } else if (o->rv == rv) {
-            stored = gc_store_put(api->store, p->resource, p->ns, p->name, pod, &err) != NULL;
+            stored = gc_store_put(api->store, p->resource, p->ns, p->name, pod, &err);
             if (!stored) store_failed(resp, &err);
         }
-        bool retry = o && o->rv != rv && !stored;
+        bool retry = o && !stored && o->rv != rv;
+        uint64_t written = stored ? stored->rv : 0;
         gc_store_unlock(api->store);
         json_decref(pod);
         if (retry) continue;
@@ -915,6 +949,7 @@ void gc_api_bind(gc_api *api, const gc_request *req, const gc_path *p, gc_respon
             resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
                                 "\"status\":\"Success\",\"code\":201}");
             resp->len = resp->body ? strlen(resp->body) : 0;
+            await_commit(api, req, written, resp);
         }
         break;
     }

@@ -32,8 +32,11 @@ static void split_query(const char *query, params *p)
     }
 }
 
+/* commit_rv NULL: the write is committed before the answer; else the
+ * answer comes once it is made, with the rv to wait for in *commit_rv. */
 static gc_reply call_text(gc_api *api, const char *method, const char *path, const char *query,
-                          const char *content_type, const char *text, size_t len, bool want_body)
+                          const char *content_type, const char *text, size_t len, bool want_body,
+                          uint64_t *commit_rv)
 {
     gc_reply reply = {0};
     params p;
@@ -46,10 +49,12 @@ static gc_reply call_text(gc_api *api, const char *method, const char *path, con
                       .body = text,
                       .body_len = text ? len : 0,
                       .query = param,
-                      .query_ctx = &p};
+                      .query_ctx = &p,
+                      .defer_commit = commit_rv != NULL};
     gc_response resp;
     gc_route(api, &req, &resp);
     reply.status = resp.status;
+    if (commit_rv) *commit_rv = resp.commit_rv;
     if (!want_body)
         ; /* a controller's write: the answer's object is not read, so not parsed */
     else if (resp.blob)
@@ -66,8 +71,8 @@ static gc_reply call(gc_api *api, const char *method, const char *path, const ch
                      const char *content_type, const json_t *body, bool want_body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    gc_reply reply =
-        call_text(api, method, path, query, content_type, text, text ? strlen(text) : 0, want_body);
+    gc_reply reply = call_text(api, method, path, query, content_type, text,
+                               text ? strlen(text) : 0, want_body, NULL);
     free(text);
     return reply;
 }
@@ -75,7 +80,15 @@ static gc_reply call(gc_api *api, const char *method, const char *path, const ch
 unsigned gc_client_send_text(gc_api *api, const char *method, const char *path, const char *query,
                              const char *content_type, const char *body, size_t len)
 {
-    return call_text(api, method, path, query, content_type, body, len, false).status;
+    return call_text(api, method, path, query, content_type, body, len, false, NULL).status;
+}
+
+unsigned gc_client_send_deferred(gc_api *api, const char *method, const char *path,
+                                 const char *query, const char *content_type, const char *body,
+                                 size_t len, uint64_t *commit_rv)
+{
+    *commit_rv = 0;
+    return call_text(api, method, path, query, content_type, body, len, false, commit_rv).status;
 }
 
 gc_reply gc_client_call(gc_api *api, const char *method, const char *path, const char *query,

@@ -30,6 +30,12 @@ unsigned gc_client_send(gc_api *api, const char *method, const char *path, const
  * between threads. */
 unsigned gc_client_send_text(gc_api *api, const char *method, const char *path, const char *query,
                              const char *content_type, const char *body, size_t len);
+/* The same, answered once the write is made in memory and before it is
+ * committed: *commit_rv is its resourceVersion (0 when nothing was
+ * written), for gc_store_sync. The write queue syncs once a batch. */
+unsigned gc_client_send_deferred(gc_api *api, const char *method, const char *path,
+                                 const char *query, const char *content_type, const char *body,
+                                 size_t len, uint64_t *commit_rv);
 void gc_reply_free(gc_reply *r);
 
 /* The Status message of a failed reply, or "" (valid until the reply is freed). */

@@ -17,6 +17,9 @@ typedef struct gc_response {
     gc_blob *blob; /* a stored object sent as it is (a reference the response owns); or */
     gc_watch *watch;
     size_t len;
+    /* A write's resourceVersion, for a request with defer_commit: the
+     * caller waits for it (gc_store_sync) before it counts on the write. */
+    uint64_t commit_rv;
 } gc_response;
 
 typedef struct gc_request {
@@ -30,6 +33,10 @@ typedef struct gc_request {
     /* A query parameter, already unescaped, or NULL. */
     const char *(*query)(void *ctx, const char *key);
     void *query_ctx;
+    /* An in-process writer that waits for its writes' commits itself, once
+     * for a batch of them (write_queue.c): the answer comes as soon as the
+     * write is made in memory, with its rv in commit_rv. */
+    bool defer_commit;
 } gc_request;
 
 /* The objects the server serves. */

@@ -36,6 +36,21 @@ void gc_blob_unref(gc_blob *b)
     if (b && atomic_fetch_sub(&b->refs, 1) == 1) free(b);
 }
 
+/* A write made in memory, not yet committed: its event is published once
+ * it is, and it is undone if the commit fails. */
+typedef struct pending_write {
+    gc_event event; /* the row: event.json, or a deletion of key */
+    char *key;      /* a copy: the object may be gone before the commit */
+    /* the state before, to undo (was_json NULL: there was no object) */
+    gc_blob *was_json, *was_index;
+    uint64_t was_rv;
+    struct gc_object *removed; /* a deletion's object, freed once committed */
+} pending_write;
+
+typedef struct rv_range {
+    uint64_t lo, hi;
+} rv_range;
+
 /* One open-addressing hash table of objects per resource type. */
 typedef struct object_table {
     gc_object **slots;
@@ -62,7 +77,18 @@ struct gc_store {
     long long history_first; /* position of the oldest kept event */
     long long history_next;  /* position the next event gets */
     uint64_t oldest_rv;      /* a watch may start from this rv or later */
+    uint64_t published_rv;   /* the newest event in the history */
     uint64_t deletions;      /* objects removed since the store opened */
+    /* Group commit (see gc_store_sync): writes made in memory, oldest
+     * first, waiting for the next commit; a writer is committing them. */
+    pending_write *pending;
+    size_t pending_count, pending_cap;
+    bool committing;
+    uint64_t durable_rv; /* every write up to it is committed or undone */
+    pthread_cond_t committed;
+    rv_range *undone; /* writes undone after a failed commit */
+    size_t undone_count;
+    char commit_error[sizeof(((gp_error *)0)->text)];
     /* WAL checkpoints (and their fsyncs) run on a thread of their own with
      * its own connection, never inside a client's request. */
     char *path;
@@ -436,6 +462,7 @@ gc_store *gc_store_open(const char *path, size_t history, gp_error *err)
     pthread_cond_init(&s->changed, &attr);
     pthread_cond_init(&s->stop, &attr);
     pthread_condattr_destroy(&attr);
+    pthread_cond_init(&s->committed, NULL);
     s->resources = gc_resources(&s->resource_count);
     s->tables = calloc(s->resource_count, sizeof *s->tables);
     s->history_cap = history ? history : DEFAULT_HISTORY;
@@ -452,9 +479,12 @@ gc_store *gc_store_open(const char *path, size_t history, gp_error *err)
     }
     if (path)
         s->checkpointer_running = pthread_create(&s->checkpointer, NULL, checkpoint_loop, s) == 0;
-    s->oldest_rv = s->rv;
+    s->oldest_rv = s->published_rv = s->durable_rv = s->rv;
     return s;
 }
+
+static void commit_pending(gc_store *s);
+static void pending_clear(pending_write *w);
 
 static void event_clear(gc_event *e)
 {
@@ -475,6 +505,15 @@ void gc_store_close(gc_store *s)
         pthread_join(s->checkpointer, NULL);
     }
     free(s->path);
+    if (s->db && s->pending_count > 0) { /* written without a sync: commit them now */
+        pthread_mutex_lock(&s->lock);
+        commit_pending(s);
+        pthread_mutex_unlock(&s->lock);
+    }
+    for (size_t i = 0; i < s->pending_count; i++)
+        pending_clear(&s->pending[i]);
+    free(s->pending);
+    free(s->undone);
     if (s->db) {
         /* fold the log into the database so the next start reads less */
         sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
@@ -497,6 +536,7 @@ void gc_store_close(gc_store *s)
     free(s->history);
     pthread_cond_destroy(&s->changed);
     pthread_cond_destroy(&s->stop);
+    pthread_cond_destroy(&s->committed);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -546,42 +586,59 @@ static int step_once(gc_store *s, sqlite3_stmt *st, gp_error *err)
     return rc == SQLITE_DONE ? 0 : fail_sql(s, err, sqlite3_sql(st));
 }
 
-/* One transaction: the object row and the counter move together. */
-static int persist(gc_store *s, const gc_resource *r, const char *key, uint64_t rv,
-                   const gc_blob *json, const gc_blob *index, gp_error *err)
+/* One row of a commit: the object's, or its removal. */
+static int write_row(gc_store *s, const pending_write *w)
 {
-    if (!s->db) return 0;
     char id[128];
-    resource_id(r, id, sizeof id);
-    if (step_once(s, s->begin, err) != 0) return -1;
-    sqlite3_stmt *st = json ? s->upsert : s->remove;
+    resource_id(w->event.resource, id, sizeof id);
+    bool removal = w->event.type == GC_DELETED;
+    sqlite3_stmt *st = removal ? s->remove : s->upsert;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
-    if (json) {
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)rv);
-        sqlite3_bind_text(st, 4, json->text, (int)json->len, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, index->text, (int)index->len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, w->key, -1, SQLITE_STATIC);
+    if (!removal) {
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)w->event.rv);
+        sqlite3_bind_text(st, 4, w->event.json->text, (int)w->event.json->len, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, w->event.index->text, (int)w->event.index->len, SQLITE_STATIC);
     }
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    /* The counter's row is written by deletions only: a put's rv is in its
-     * own row, so at load the counter is the larger of the two (load_all).
-     * One page fewer in every commit's WAL frames. */
-    if (rc == SQLITE_DONE && !json) {
-        sqlite3_bind_int64(s->set_rv, 1, (sqlite3_int64)rv);
-        rc = sqlite3_step(s->set_rv);
-        sqlite3_reset(s->set_rv);
-    }
-    if (rc != SQLITE_DONE) {
-        fail_sql(s, err, "writing");
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        return -1;
-    }
-    return step_once(s, s->commit, err);
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static void record_event(gc_store *s, gc_event_type type, const gc_object *now, gc_blob *old_index)
+/* One transaction for the writes of a group. The counter's row is written
+ * only when the group removes an object: a put's rv is in its own row, so
+ * at load the counter is the larger of the two (load_all). Called by the
+ * committing writer without the lock: nobody else touches the connection. */
+static int write_group(gc_store *s, const pending_write *w, size_t n, gp_error *err)
+{
+    if (step_once(s, s->begin, err) != 0) return -1;
+    uint64_t removed_at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (write_row(s, &w[i]) != 0) {
+            fail_sql(s, err, "writing");
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+        if (w[i].event.type == GC_DELETED) removed_at = w[i].event.rv;
+    }
+    if (removed_at) {
+        sqlite3_bind_int64(s->set_rv, 1, (sqlite3_int64)removed_at);
+        int rc = sqlite3_step(s->set_rv);
+        sqlite3_reset(s->set_rv);
+        if (rc != SQLITE_DONE) {
+            fail_sql(s, err, "writing the counter");
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+    }
+    if (step_once(s, s->commit, err) == 0) return 0;
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+/* Moves e (its references) into the watch history. */
+static void publish(gc_store *s, gc_event *e)
 {
     if (s->history_next - s->history_first == (long long)s->history_cap) {
         gc_event *gone = &s->history[s->history_first % (long long)s->history_cap];
@@ -589,15 +646,125 @@ static void record_event(gc_store *s, gc_event_type type, const gc_object *now, 
         event_clear(gone);
         s->history_first++;
     }
-    gc_event *e = &s->history[s->history_next % (long long)s->history_cap];
-    e->rv = now->rv;
-    e->type = type;
-    e->resource = now->resource;
-    e->json = gc_blob_ref(now->json);
-    e->index = gc_blob_ref(now->index);
-    e->old_index = old_index;
+    s->history[s->history_next % (long long)s->history_cap] = *e;
+    memset(e, 0, sizeof *e);
     s->history_next++;
+    s->published_rv = s->history[(s->history_next - 1) % (long long)s->history_cap].rv;
     pthread_cond_broadcast(&s->changed);
+}
+
+/* What is left of a write once it is published or undone. */
+static void pending_clear(pending_write *w)
+{
+    event_clear(&w->event);
+    free(w->key);
+    gc_blob_unref(w->was_json);
+    gc_blob_unref(w->was_index);
+    object_free(w->removed);
+    memset(w, 0, sizeof *w);
+}
+
+/* Puts the state before w back in memory. */
+static void undo(gc_store *s, pending_write *w)
+{
+    object_table *t = table_of(s, w->event.resource);
+    gc_object **slot = table_slot(t, w->key);
+    gc_object *o = *slot;
+    if (w->event.type == GC_DELETED) {
+        o = w->removed;
+        w->removed = NULL;
+        gc_blob_unref(o->json);
+        o->json = w->was_json;
+        o->rv = w->was_rv;
+        w->was_json = NULL;
+        *slot = o;
+        t->count++;
+        t->sorted_valid = false;
+        s->deletions--;
+    } else if (!w->was_json) { /* created */
+        table_remove(t, slot);
+        object_free(o);
+    } else {
+        gc_blob_unref(o->json);
+        gc_blob_unref(o->index);
+        o->json = w->was_json;
+        o->index = w->was_index;
+        o->rv = w->was_rv;
+        w->was_json = w->was_index = NULL;
+    }
+    pending_clear(w);
+}
+
+static bool was_undone(const gc_store *s, uint64_t rv)
+{
+    for (size_t i = 0; i < s->undone_count; i++)
+        if (rv >= s->undone[i].lo && rv <= s->undone[i].hi) return true;
+    return false;
+}
+
+/* Commits every pending write; needs the lock, which it lets go of while
+ * SQLite writes. On failure every write not committed (the group, and those
+ * made meanwhile, which may have read it) is undone, newest first, and their
+ * writers are told. */
+static void commit_pending(gc_store *s)
+{
+    pending_write *group = s->pending;
+    size_t n = s->pending_count;
+    s->pending = NULL;
+    s->pending_count = s->pending_cap = 0;
+    s->committing = true;
+    pthread_mutex_unlock(&s->lock);
+    gp_error err = {0};
+    int rc = write_group(s, group, n, &err);
+    pthread_mutex_lock(&s->lock);
+    if (rc == 0) {
+        s->durable_rv = group[n - 1].event.rv;
+        for (size_t i = 0; i < n; i++) {
+            publish(s, &group[i].event);
+            pending_clear(&group[i]);
+        }
+    } else {
+        rv_range *u = realloc(s->undone, (s->undone_count + 1) * sizeof *u);
+        if (u) {
+            s->undone = u;
+            u[s->undone_count++] = (rv_range){group[0].event.rv, s->rv};
+        }
+        memcpy(s->commit_error, err.text, sizeof s->commit_error);
+        for (size_t i = s->pending_count; i-- > 0;)
+            undo(s, &s->pending[i]);
+        s->pending_count = 0;
+        for (size_t i = n; i-- > 0;)
+            undo(s, &group[i]);
+        s->durable_rv = s->rv; /* every write so far: committed or undone */
+    }
+    free(group);
+    s->committing = false;
+    pthread_cond_broadcast(&s->committed);
+}
+
+int gc_store_sync(gc_store *s, uint64_t rv, gp_error *err)
+{
+    pthread_mutex_lock(&s->lock);
+    int rc = 0;
+    for (;;) {
+        if (was_undone(s, rv)) {
+            gp_error_set(err, NULL, 0, 0, "%s", s->commit_error);
+            rc = -1;
+            break;
+        }
+        if (s->durable_rv >= rv) break;
+        if (!s->committing)
+            commit_pending(s);
+        else
+            pthread_cond_wait(&s->committed, &s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+uint64_t gc_store_published_rv(const gc_store *s)
+{
+    return s->published_rv;
 }
 
 static void set_rv(json_t *obj, uint64_t rv)
@@ -621,55 +788,77 @@ static gc_blob *serialize(json_t *obj)
     return b;
 }
 
+/* Room for one more pending write, made before memory changes so that
+ * running out of it changes nothing. */
+static int reserve_pending(gc_store *s)
+{
+    if (s->pending_count < s->pending_cap) return 0;
+    size_t cap = s->pending_cap ? s->pending_cap * 2 : 64;
+    pending_write *v = realloc(s->pending, cap * sizeof *v);
+    if (!v) return -1;
+    s->pending = v;
+    s->pending_cap = cap;
+    return 0;
+}
+
+/* A write made in memory: published now for a store without a file, else
+ * left for the next commit. */
+static void made(gc_store *s, pending_write *w)
+{
+    if (!s->db) {
+        publish(s, &w->event);
+        pending_clear(w);
+        s->durable_rv = s->rv;
+        return;
+    }
+    s->pending[s->pending_count++] = *w;
+}
+
 const gc_object *gc_store_put(gc_store *s, const gc_resource *r, const char *ns, const char *name,
                               json_t *obj, gp_error *err)
 {
     object_table *t = table_of(s, r);
     if ((t->count + 1) * 4 > t->cap * 3 && table_grow(t) != 0) goto oom;
+    if (reserve_pending(s) != 0) goto oom;
     char *key = make_key(ns ? ns : "", name);
     if (!key) goto oom;
     uint64_t rv = s->rv + 1;
     set_rv(obj, rv);
     gc_blob *json = serialize(obj);
     gc_blob *index = index_blob(r, obj);
-    if (!json || !index) {
+    gc_object **slot = table_slot(t, key);
+    gc_object *o = *slot;
+    if (!o && json && index) {
+        o = calloc(1, sizeof *o);
+        if (o && !(o->key = strdup(key))) {
+            free(o);
+            o = NULL;
+        }
+        if (o) {
+            o->resource = r;
+            *slot = o;
+            t->count++;
+            t->sorted_valid = false;
+        }
+    }
+    if (!json || !index || !o) {
         free(key);
         gc_blob_unref(json);
         gc_blob_unref(index);
         goto oom;
     }
-    if (persist(s, r, key, rv, json, index, err) != 0) {
-        free(key);
-        gc_blob_unref(json);
-        gc_blob_unref(index);
-        return NULL;
-    }
-    s->rv = rv;
-    gc_object **slot = table_slot(t, key);
-    gc_object *o = *slot;
-    gc_blob *old_index = NULL;
-    if (o) {
-        free(key);
-        gc_blob_unref(o->json);
-        old_index = o->index;
-    } else {
-        o = calloc(1, sizeof *o);
-        if (!o) { /* persisted but not in memory: the next start has it */
-            free(key);
-            gc_blob_unref(json);
-            gc_blob_unref(index);
-            goto oom;
-        }
-        o->resource = r;
-        o->key = key;
-        *slot = o;
-        t->count++;
-        t->sorted_valid = false;
-    }
+    pending_write w = {.key = key, .was_json = o->json, .was_index = o->index, .was_rv = o->rv};
+    w.event = (gc_event){.rv = rv,
+                         .type = o->json ? GC_MODIFIED : GC_ADDED,
+                         .resource = r,
+                         .json = gc_blob_ref(json),
+                         .index = gc_blob_ref(index),
+                         .old_index = gc_blob_ref(o->index)};
     o->rv = rv;
     o->json = json;
     o->index = index;
-    record_event(s, old_index ? GC_MODIFIED : GC_ADDED, o, old_index);
+    s->rv = rv;
+    made(s, &w);
     return o;
 oom:
     gp_error_set(err, NULL, 0, 0, "store: out of memory");
@@ -690,22 +879,25 @@ gc_blob *gc_store_delete(gc_store *s, const gc_resource *r, const char *ns, cons
     uint64_t rv = s->rv + 1;
     set_rv(obj, rv);
     gc_blob *json = serialize(obj);
-    if (!json || persist(s, r, key, rv, NULL, NULL, err) != 0) {
-        if (!json) gp_error_set(err, NULL, 0, 0, "store: out of memory");
+    if (!json || reserve_pending(s) != 0) {
+        gp_error_set(err, NULL, 0, 0, "store: out of memory");
         free(key);
         gc_blob_unref(json);
         return NULL;
     }
-    free(key);
-    s->rv = rv;
-    s->deletions++;
     gc_object *o = *slot;
     table_remove(t, slot);
-    gc_blob_unref(o->json);
+    pending_write w = {.key = key, .was_json = o->json, .was_rv = o->rv, .removed = o};
+    w.event = (gc_event){.rv = rv,
+                         .type = GC_DELETED,
+                         .resource = r,
+                         .json = gc_blob_ref(json),
+                         .index = gc_blob_ref(o->index)};
     o->json = gc_blob_ref(json);
     o->rv = rv;
-    record_event(s, GC_DELETED, o, NULL);
-    object_free(o);
+    s->rv = rv;
+    s->deletions++;
+    made(s, &w);
     return json;
 }
 

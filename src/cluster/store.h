@@ -10,7 +10,15 @@
  *
  * Locking: one mutex. Callers hold it (gc_store_lock) across a
  * read-modify-write so that a PUT's resourceVersion check and its write are
- * one step; watchers sleep on the store's condition variable. */
+ * one step; watchers sleep on the store's condition variable.
+ *
+ * Group commit: a write changes memory under the lock and is committed to
+ * SQLite after the lock is let go, in one transaction with the writes made
+ * meanwhile (gc_store_sync). A writer answers its client only once its
+ * write is committed, and watchers see its event only then. Readers of the
+ * store may see a write a moment before it is committed; if the commit
+ * fails, it is undone (with every later write not yet committed) and its
+ * writer gets the error. */
 #ifndef GPUOP_CLUSTER_STORE_H
 #define GPUOP_CLUSTER_STORE_H
 
@@ -88,6 +96,17 @@ const gc_object *gc_store_put(gc_store *s, const gc_resource *r, const char *ns,
  * state, with a reference for the caller. */
 gc_blob *gc_store_delete(gc_store *s, const gc_resource *r, const char *ns, const char *name,
                          json_t *obj, gp_error *err);
+
+/* Waits, without the lock, until the write of resourceVersion rv is
+ * committed (made durable with the writes around it, by this thread or
+ * another); -1 with err when the commit failed and the write was undone.
+ * Every gc_store_put and gc_store_delete is to be followed by one before
+ * its writer answers (gc_store_close commits what is left). */
+int gc_store_sync(gc_store *s, uint64_t rv, gp_error *err);
+
+/* The resourceVersion of the newest event watchers can see (a bookmark's):
+ * writes after it may still be on their way to the disk. Needs the lock. */
+uint64_t gc_store_published_rv(const gc_store *s);
 
 /* The objects of r (in namespace ns, or all when ns is NULL), sorted by
  * key, as kube-apiserver lists them. *out is malloc'd; the objects stay

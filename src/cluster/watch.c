@@ -180,6 +180,10 @@ static void next_event(gc_watch *w)
         const gc_event *e = gc_store_event_at(s, w->pos);
         if (e) {
             w->pos++;
+            /* committed after the watch began but not newer than what it
+             * began from: a LIST can include writes a moment before their
+             * commit publishes them (store.h) */
+            if (e->rv <= w->rv) continue;
             w->rv = e->rv;
             if (e->resource != w->resource) continue;
             const char *type = visible_type(w, e);
@@ -192,7 +196,10 @@ static void next_event(gc_watch *w)
         }
         if (past(&w->deadline)) break;
         if (w->bookmarks && past(&w->next_bookmark)) {
-            w->rv = gc_store_rv(s);
+            /* every event up to here has been seen: none is on its way
+             * to the disk with a smaller rv */
+            uint64_t published = gc_store_published_rv(s);
+            if (published > w->rv) w->rv = published;
             w->next_bookmark = after_seconds(BOOKMARK_SECONDS);
             gc_store_unlock(s);
             emit_bookmark(w);

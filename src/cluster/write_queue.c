@@ -97,28 +97,63 @@ void gc_write_notify(gc_write *w, gc_write_done_fn *done, void *ud, const char *
     w->done_ud = ud;
 }
 
-/* Sends w and its follow-ups while they succeed; how many were not done
- * (the one that failed and those after it). */
-static size_t send_chain_of(gc_api *api, gc_write *w)
+/* Writes a worker sends before it waits for their commits: one wait
+ * (gc_store_sync) a batch instead of one a write lets the store commit
+ * them together (store.h, group commit). */
+#define BATCH 64
+
+static size_t chain_length(const gc_write *w)
 {
-    for (; w; w = w->then) {
-        unsigned status = gc_client_send_text(api, w->method, w->path, w->query, w->type, w->body,
-                                              w->body ? strlen(w->body) : 0);
-        if (status < 200 || status >= 300) {
-            size_t n = 0;
-            for (; w; w = w->then)
-                n++;
-            return n;
-        }
+    size_t n = 0;
+    for (; w; w = w->then)
+        n++;
+    return n;
+}
+
+/* Sends w and its follow-ups while they succeed; how many were not done
+ * (the one that failed and those after it). With newest, the writes are
+ * answered before their commits, and *newest is raised to the last rv
+ * written; without, each is committed before the next is sent. A
+ * follow-up needs no wait: if the write before it is undone, so is it. */
+static size_t send_chain(gc_api *api, gc_write *w, uint64_t *newest)
+{
+    for (gc_write *at = w; at; at = at->then) {
+        size_t len = at->body ? strlen(at->body) : 0;
+        uint64_t rv = 0;
+        unsigned status = newest ? gc_client_send_deferred(api, at->method, at->path, at->query,
+                                                           at->type, at->body, len, &rv)
+                                 : gc_client_send_text(api, at->method, at->path, at->query,
+                                                       at->type, at->body, len);
+        if (newest && rv > *newest) *newest = rv;
+        if (status < 200 || status >= 300) return chain_length(at);
     }
     return 0;
 }
 
-static size_t send_chain(gc_api *api, gc_write *w)
+static void report(gc_write *w, size_t failed)
 {
-    size_t failed = send_chain_of(api, w);
     if (w->done) w->done(w->done_ud, w->tag, failed == 0);
-    return failed;
+}
+
+/* Sends a batch taken off a worker's FIFO, waits once for their commits and
+ * tells their callers; how many writes were not done. If the commit
+ * failed, none of the batch is counted on (some may have been committed
+ * with other writers' groups: the controllers compute them again). */
+static size_t send_batch(gc_api *api, gc_write **batch, size_t n)
+{
+    size_t failed[BATCH], total = 0;
+    uint64_t newest = 0;
+    for (size_t i = 0; i < n; i++)
+        failed[i] = send_chain(api, batch[i], &newest);
+    gp_error err = {0};
+    bool lost = newest && gc_store_sync(api->store, newest, &err) != 0;
+    for (size_t i = 0; i < n; i++) {
+        if (lost) failed[i] = chain_length(batch[i]);
+        report(batch[i], failed[i]);
+        total += failed[i];
+        gc_write_free(batch[i]);
+    }
+    return total;
 }
 
 static void *work(void *arg)
@@ -130,15 +165,19 @@ static void *work(void *arg)
         while (!me->head && !q->stopping)
             pthread_cond_wait(&q->work, &q->lock);
         if (!me->head) break; /* stopping, and nothing left */
-        gc_write *w = me->head;
-        me->head = w->link;
+        gc_write *batch[BATCH];
+        size_t n = 0;
+        for (; me->head && n < BATCH; n++) {
+            batch[n] = me->head;
+            me->head = me->head->link;
+        }
         if (!me->head) me->tail = NULL;
         pthread_mutex_unlock(&q->lock);
-        size_t failed = send_chain(q->api, w);
-        gc_write_free(w);
+        size_t failed = send_batch(q->api, batch, n);
         pthread_mutex_lock(&q->lock);
         q->failed += failed;
-        if (--me->pending == 0) pthread_cond_broadcast(&q->idle);
+        me->pending -= n;
+        if (me->pending == 0) pthread_cond_broadcast(&q->idle);
     }
     pthread_mutex_unlock(&q->lock);
     return NULL;
@@ -187,7 +226,8 @@ void gc_wq_push(gc_write_queue *q, gc_write *w)
 {
     if (!w) return;
     if (q->count == 0) {
-        size_t failed = send_chain(q->api, w);
+        size_t failed = send_chain(q->api, w, NULL);
+        report(w, failed);
         gc_write_free(w);
         pthread_mutex_lock(&q->lock);
         q->failed += failed;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "cluster/store.h"
 
@@ -264,6 +265,127 @@ static void the_counter_after_reopening_is_the_newest_write(void **state)
     remove_store(path);
 }
 
+/* ---- group commit ---- */
+
+static void sync_ok(gc_store *s, uint64_t rv)
+{
+    gp_error err = {0};
+    assert_int_equal(gc_store_sync(s, rv, &err), 0);
+}
+
+/* Runs SQL on the store's file through a connection of the test's own. */
+static void sql_beside(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    char *msg = NULL;
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK);
+    sqlite3_free(msg);
+    sqlite3_close(db);
+}
+
+/* A write is in memory at once, and its watch event appears only when it
+ * is committed; one commit takes every write made before it. */
+static void watchers_see_a_write_once_committed(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gpuop-store-XXXXXX";
+    temp_file(path);
+    gp_error err = {0};
+    gc_store *s = gc_store_open(path, 0, &err);
+    assert_non_null(s);
+    gc_store_lock(s);
+    long long pos = gc_store_events_since(s, gc_store_rv(s));
+    uint64_t a = put(s, "lab", "a", NULL)->rv;
+    uint64_t b = put(s, "lab", "b", NULL)->rv;
+    assert_non_null(gc_store_get(s, configmaps(), "lab", "b"));
+    assert_null(gc_store_event_at(s, pos));
+    assert_int_equal(gc_store_published_rv(s), a - 1);
+    gc_store_unlock(s);
+    sync_ok(s, b);
+    gc_store_lock(s);
+    assert_int_equal(gc_store_event_at(s, pos)->rv, a);
+    assert_int_equal(gc_store_event_at(s, pos + 1)->rv, b);
+    assert_int_equal(gc_store_published_rv(s), b);
+    gc_store_unlock(s);
+    sync_ok(s, a); /* committed already */
+    gc_store_close(s);
+    remove_store(path);
+}
+
+/* The row of "lab/boom" cannot be written (a trigger says no): the commit
+ * that carries it fails, and every write not committed is undone, newest
+ * first: a change, a creation and a deletion, with their events. The
+ * versions are not handed out again, and later writes commit. */
+static void a_failed_commit_undoes_every_write_not_committed(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gpuop-store-XXXXXX";
+    temp_file(path);
+    gp_error err = {0};
+    gc_store *s = gc_store_open(path, 0, &err);
+    assert_non_null(s);
+    gc_store_lock(s);
+    put(s, "lab", "a", "x");
+    uint64_t d = put(s, "lab", "d", NULL)->rv;
+    gc_store_unlock(s);
+    sync_ok(s, d);
+    sql_beside(path, "CREATE TRIGGER boom BEFORE INSERT ON objects WHEN NEW.key = 'lab/boom' "
+                     "BEGIN SELECT RAISE(ABORT, 'injected failure'); END;");
+
+    gc_store_lock(s);
+    long long pos = gc_store_events_since(s, gc_store_rv(s));
+    put(s, "lab", "a", "y");
+    uint64_t b = put(s, "lab", "b", NULL)->rv;
+    json_t *last = configmap("lab", "d", NULL);
+    gc_blob_unref(gc_store_delete(s, configmaps(), "lab", "d", last, &err));
+    json_decref(last);
+    assert_int_equal(gc_store_deletions(s), 1);
+    uint64_t boom = put(s, "lab", "boom", NULL)->rv;
+    gc_store_unlock(s);
+    assert_int_equal(gc_store_sync(s, boom, &err), -1);
+    assert_non_null(strstr(err.text, "injected failure"));
+    assert_int_equal(gc_store_sync(s, b, &err), -1);
+
+    gc_store_lock(s);
+    const gc_object *o = gc_store_get(s, configmaps(), "lab", "a");
+    assert_int_equal(o->rv, 1);
+    assert_non_null(strstr(o->index->text, "\"tier\":\"x\""));
+    assert_non_null(strstr(o->json->text, "\"resourceVersion\":\"1\""));
+    assert_int_equal(gc_store_get(s, configmaps(), "lab", "d")->rv, d);
+    assert_null(gc_store_get(s, configmaps(), "lab", "b"));
+    assert_null(gc_store_get(s, configmaps(), "lab", "boom"));
+    assert_int_equal(gc_store_deletions(s), 0);
+    const gc_object **all;
+    size_t n = gc_store_list(s, configmaps(), "lab", &all);
+    free(all);
+    assert_int_equal(n, 2);
+    assert_null(gc_store_event_at(s, pos)); /* no watcher saw any of them */
+    assert_int_equal(gc_store_rv(s), boom);
+    gc_store_unlock(s);
+
+    sql_beside(path, "DROP TRIGGER boom;");
+    gc_store_lock(s);
+    uint64_t c = put(s, "lab", "c", NULL)->rv;
+    gc_store_unlock(s);
+    assert_int_equal(c, boom + 1);
+    sync_ok(s, c);
+    gc_store_close(s);
+
+    s = gc_store_open(path, 0, &err);
+    assert_non_null(s);
+    gc_store_lock(s);
+    assert_int_equal(gc_store_rv(s), c);
+    assert_int_equal(gc_store_get(s, configmaps(), "lab", "a")->rv, 1);
+    assert_non_null(gc_store_get(s, configmaps(), "lab", "d"));
+    assert_null(gc_store_get(s, configmaps(), "lab", "b"));
+    assert_int_equal(gc_store_get(s, configmaps(), "lab", "c")->rv, c);
+    gc_store_unlock(s);
+    gc_store_close(s);
+    remove_store(path);
+}
+
 static void index_keeps_selectable_fields_only(void **state)
 {
     (void)state;
@@ -297,6 +419,8 @@ int main(void)
         cmocka_unit_test(everything_written_is_back_after_reopening),
         cmocka_unit_test(the_counter_after_reopening_is_the_newest_write),
         cmocka_unit_test(index_keeps_selectable_fields_only),
+        cmocka_unit_test(watchers_see_a_write_once_committed),
+        cmocka_unit_test(a_failed_commit_undoes_every_write_not_committed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
