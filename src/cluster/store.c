@@ -637,6 +637,15 @@ static int write_group(gc_store *s, const pending_write *w, size_t n, gp_error *
     return -1;
 }
 
+/* The namespace part of a key ("ns/name", "/name") into e->ns. */
+static void set_event_namespace(gc_event *e, const char *key)
+{
+    size_t n = strcspn(key, "/");
+    if (n >= sizeof e->ns) n = 0; /* not a namespace name: never matches one */
+    memcpy(e->ns, key, n);
+    e->ns[n] = '\0';
+}
+
 /* Moves e (its references) into the watch history. */
 static void publish(gc_store *s, gc_event *e)
 {
@@ -854,6 +863,7 @@ const gc_object *gc_store_put(gc_store *s, const gc_resource *r, const char *ns,
                          .json = gc_blob_ref(json),
                          .index = gc_blob_ref(index),
                          .old_index = gc_blob_ref(o->index)};
+    set_event_namespace(&w.event, key);
     o->rv = rv;
     o->json = json;
     o->index = index;
@@ -893,6 +903,7 @@ gc_blob *gc_store_delete(gc_store *s, const gc_resource *r, const char *ns, cons
                          .resource = r,
                          .json = gc_blob_ref(json),
                          .index = gc_blob_ref(o->index)};
+    set_event_namespace(&w.event, key);
     o->json = gc_blob_ref(json);
     o->rv = rv;
     s->rv = rv;

@@ -67,6 +67,10 @@ typedef struct gc_event {
     gc_blob *json;
     gc_blob *index;     /* of the new state (of the last state for DELETED) */
     gc_blob *old_index; /* of the state before, for MODIFIED; NULL otherwise */
+    /* the object's namespace ("" when cluster-scoped): a namespaced watch
+     * tells its events without parsing an index (63 bytes at most: a DNS
+     * label) */
+    char ns[64];
 } gc_event;
 
 typedef struct gc_store gc_store;

@@ -113,17 +113,10 @@ static void emit_bookmark(gc_watch *w)
     set_out(w, text, (size_t)n);
 }
 
-static bool in_scope(const gc_watch *w, const gc_blob *index)
+static bool in_scope(const gc_watch *w, const char *ns, const gc_blob *index)
 {
     if (!index) return false;
-    if (w->ns[0]) {
-        json_t *idx = gc_index_parse(index);
-        const char *ns =
-            json_string_value(json_object_get(json_object_get(idx, "metadata"), "namespace"));
-        bool same = ns && strcmp(ns, w->ns) == 0;
-        json_decref(idx);
-        if (!same) return false;
-    }
+    if (w->ns[0] && strcmp(ns, w->ns) != 0) return false;
     return gc_api_matches(index, w->labels, w->fields);
 }
 
@@ -131,9 +124,9 @@ static bool in_scope(const gc_watch *w, const gc_blob *index)
  * that starts matching is ADDED, one that stops matching DELETED. */
 static const char *visible_type(const gc_watch *w, const gc_event *e)
 {
-    bool now = in_scope(w, e->index);
+    bool now = in_scope(w, e->ns, e->index);
     if (e->type != GC_MODIFIED) return now ? type_names[e->type] : NULL;
-    bool before = in_scope(w, e->old_index);
+    bool before = in_scope(w, e->ns, e->old_index);
     if (now && before) return "MODIFIED";
     if (now) return "ADDED";
     if (before) return "DELETED";

@@ -378,6 +378,28 @@ static void server_side_apply_and_unknown_types_are_415(void **state)
     done(&a);
 }
 
+/* A watch of one namespace sends the events of that namespace only, also
+ * of one whose name begins like it. */
+static void a_namespaced_watch_sees_its_namespace_only(void **state)
+{
+    gc_api *api = *state;
+    create(api, "/api/v1/namespaces",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"default2\"}}");
+    answer list = call(api, "GET", CMS, NULL, NULL, NULL);
+    char q[128];
+    snprintf(q, sizeof q, "watch=true&resourceVersion=%s",
+             field(list.body, "metadata.resourceVersion"));
+    done(&list);
+    answer w = call(api, "GET", CMS, q, NULL, NULL);
+    create(api, "/api/v1/namespaces/default2/configmaps", CM("elsewhere", ""));
+    create(api, CMS, CM("here", ""));
+    char *out = drain(api, &w);
+    assert_non_null(strstr(out, "\"name\":\"here\""));
+    assert_null(strstr(out, "\"name\":\"elsewhere\""));
+    free(out);
+    done(&w);
+}
+
 /* A LIST can show a write a moment before its commit publishes its event
  * (store.h, group commit): a watch from the LIST's version must not send
  * that write again when it is committed. */
@@ -431,6 +453,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_watch_from_a_list_skips_what_the_list_showed),
+        cmocka_unit_test_setup_teardown(a_namespaced_watch_sees_its_namespace_only, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_watch_sees_objects_enter_and_leave_its_selector, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(resource_version_zero_starts_with_the_current_objects,
