@@ -150,16 +150,21 @@ static void generate_name(const char *base, char *out, size_t size)
     snprintf(out, size, "%.58s%.5s", base, (const char *)rnd);
 }
 
+/* Read once per version of the namespace: every create in it asks. */
 static const char *namespace_phase(gc_api *api, const char *ns)
 {
     const gc_resource *nsr = gc_resource_find("", "v1", "namespaces");
-    const gc_object *o = gc_store_get(api->store, nsr, "", ns);
+    gc_object *o = (gc_object *)gc_store_get(api->store, nsr, "", ns);
     if (!o) return NULL;
-    json_t *obj = json_loadb(o->json->text, o->json->len, 0, NULL);
-    const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
-    bool terminating = phase && strcmp(phase, "Terminating") == 0;
-    json_decref(obj);
-    return terminating ? "Terminating" : "Active";
+    if (o->memo_rv != o->rv) {
+        json_t *obj = json_loadb(o->json->text, o->json->len, 0, NULL);
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+        o->memo = phase && strcmp(phase, "Terminating") == 0;
+        o->memo_rv = o->rv;
+        json_decref(obj);
+    }
+    return o->memo ? "Terminating" : "Active";
 }
 
 /* NamespaceLifecycle admission: no new content in a missing or terminating

@@ -53,6 +53,11 @@ typedef struct gc_object {
      * parsed index costs 2-3 KB, its text a tenth of that, and at 150,000
      * pods plus their events that is most of the server's memory. */
     gc_blob *index;
+    /* One value a caller derives from this version (admission: whether a
+     * namespace is terminating), kept under the lock; valid while memo_rv
+     * is rv (versions are never handed out twice). */
+    uint64_t memo_rv;
+    int memo;
 } gc_object;
 
 /* An index's text parsed (new reference; NULL for NULL or bad text). */

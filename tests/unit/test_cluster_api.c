@@ -351,6 +351,8 @@ static void a_terminating_namespace_takes_no_new_objects(void **state)
     gc_api *api = *state;
     create(api, "/api/v1/namespaces",
            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"going\"}}");
+    /* taken while Active: admission has read this version of the namespace */
+    create(api, "/api/v1/namespaces/going/configmaps", CM("before", ""));
     answer a = call(api, "DELETE", "/api/v1/namespaces/going", NULL, NULL, NULL);
     assert_string_equal(field(a.body, "status.phase"), "Terminating");
     done(&a);
