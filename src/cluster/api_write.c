@@ -577,6 +577,20 @@ static json_t *read_current(gc_api *api, const gc_path *p, uint64_t *rv, size_t 
  * is hammering it, and it gets the 409 a real server would give. */
 #define MAX_UPDATE_ATTEMPTS 16
 
+/* read_current for round `attempt` of a read-modify-write: NULL after
+ * answering 404, or the 409 of too many rounds. */
+static json_t *read_for_update(gc_api *api, const gc_path *p, int attempt, uint64_t *rv,
+                               size_t *len, gc_response *resp)
+{
+    json_t *cur = read_current(api, p, rv, len, resp);
+    if (cur && attempt == MAX_UPDATE_ATTEMPTS) {
+        json_decref(cur);
+        gc_error_conflict(resp, p->resource, p->name);
+        return NULL;
+    }
+    return cur;
+}
+
 static int check_name(const json_t *obj, const gc_path *p, gc_response *resp)
 {
     const char *name = meta_string(obj, "name");
@@ -676,13 +690,8 @@ void gc_api_patch(gc_api *api, const gc_request *req, const gc_path *p, gc_respo
     for (int attempt = 0;; attempt++) {
         uint64_t rv;
         size_t old_len;
-        json_t *old = read_current(api, p, &rv, &old_len, resp);
+        json_t *old = read_for_update(api, p, attempt, &rv, &old_len, resp);
         if (!old) return;
-        if (attempt == MAX_UPDATE_ATTEMPTS) {
-            json_decref(old);
-            gc_error_conflict(resp, p->resource, p->name);
-            return;
-        }
         json_t *obj = apply_patch(req, p, old, resp);
         int done = 1;
         if (obj) {
@@ -922,13 +931,8 @@ void gc_api_bind(gc_api *api, const gc_request *req, const gc_path *p, gc_respon
     for (int attempt = 0;; attempt++) {
         uint64_t rv;
         size_t len;
-        json_t *pod = read_current(api, p, &rv, &len, resp);
+        json_t *pod = read_for_update(api, p, attempt, &rv, &len, resp);
         if (!pod) break;
-        if (attempt == MAX_UPDATE_ATTEMPTS) {
-            json_decref(pod);
-            gc_error_conflict(resp, p->resource, p->name);
-            break;
-        }
         if (bind_pod(pod, p, node, want_uid, resp) != 0) {
             json_decref(pod);
             break;

@@ -9,9 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
+
+#include "store_file.h"
 
 #include "cluster/routes.h"
 
@@ -409,9 +410,7 @@ static void a_watch_from_a_list_skips_what_the_list_showed(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-api-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    store_file_new(path);
     gp_error err = {0};
     gc_api api = {gc_store_open(path, 32, &err)};
     assert_non_null(api.store);
@@ -443,12 +442,7 @@ static void a_watch_from_a_list_skips_what_the_list_showed(void **state)
     free(out);
     done(&w);
     gc_store_close(api.store);
-    unlink(path);
-    char side[64];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    store_file_remove(path);
 }
 
 int main(void)

@@ -302,36 +302,44 @@ static void bind_settled(gc_sched_memo *m, fixture *f, size_t node, const char *
     json_object_del(json_object_get(pod, "spec"), "containers");
 }
 
-static void test_memo_keeps_what_stripped_pods_request(void **state)
+/* A pod the memo tests place: 10 of the 16 cpu of a lab node. */
+#define WANTS_10_CPU                                                                               \
+    "{'metadata':{'name':'w','namespace':'default','uid':'w'},'spec':{'containers':[{'name':'c',"  \
+    "'image':'i','resources':{'requests':{'cpu':'10'}}}]}}"
+
+static fixture *two_lab_nodes(void)
 {
-    (void)state;
-    const char *wants_10 = "{'metadata':{'name':'w','namespace':'default','uid':'w'},'spec':{"
-                           "'containers':[{'name':'c','image':'i','resources':{'requests':{"
-                           "'cpu':'10'}}}]}}";
-    gc_sched_memo *m = gc_sched_memo_new();
-    assert_non_null(m);
     fixture *f = fixture_new();
     lab_node(f, "lab-node-0", NULL, NULL);
     lab_node(f, "lab-node-1", NULL, NULL);
+    return f;
+}
+
+static void test_memo_keeps_what_stripped_pods_request(void **state)
+{
+    (void)state;
+    gc_sched_memo *m = gc_sched_memo_new();
+    assert_non_null(m);
+    fixture *f = two_lab_nodes();
     bind_settled(m, f, 0, "big", "12");
     /* 16 cpu each: 10 fits only on node 1 */
-    assert_int_equal(memo_choice(m, f, wants_10), 1);
-    assert_int_equal(memo_choice(m, f, wants_10), 1); /* again */
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 1);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 1); /* again */
     /* the pod on node 0 is gone, one on node 1 came: node 0 now */
     json_decref(f->pods[0][0]);
     f->npods[0] = 0;
     bind_settled(m, f, 1, "other", "12");
-    assert_int_equal(memo_choice(m, f, wants_10), 0);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 0);
     /* the pod on node 1 changed (a new object asking for 1 cpu), and one
      * asking for 7 came on node 0: both fit, node 1 has more free */
     json_decref(f->pods[1][0]);
     f->npods[1] = 0;
     bind_settled(m, f, 1, "other", "1");
     bind_settled(m, f, 0, "third", "7");
-    assert_int_equal(memo_choice(m, f, wants_10), 1);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 1);
     /* a pod the memo was never told of is parsed for the build */
     bind_simple(f, 1, "whole", 0, "'cpu':'14'");
-    assert_int_equal(memo_choice(m, f, wants_10), -1);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), -1);
     fixture_free(f);
     gc_sched_memo_trim(m, 0);
     gc_sched_memo_free(m);
@@ -345,30 +353,25 @@ static void test_memo_keeps_what_stripped_pods_request(void **state)
 static void test_memo_keeps_bound_pods_between_builds(void **state)
 {
     (void)state;
-    const char *wants_10 = "{'metadata':{'name':'w','namespace':'default','uid':'w'},'spec':{"
-                           "'containers':[{'name':'c','image':'i','resources':{'requests':{"
-                           "'cpu':'10'}}}]}}";
     gc_sched_memo *m = gc_sched_memo_new();
     assert_non_null(m);
-    fixture *f = fixture_new();
-    lab_node(f, "lab-node-0", NULL, NULL);
-    lab_node(f, "lab-node-1", NULL, NULL);
+    fixture *f = two_lab_nodes();
     json_t *bound = (json_t *)bind_simple(f, 0, "bound", 0, "'cpu':'12'");
     bind_simple(f, 1, "other", 0, "'cpu':'5'");
     /* 16 cpu each: 10 fits only on node 1 */
-    assert_int_equal(memo_choice(m, f, wants_10), 1);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 1);
     assert_true(bound->refcount > 1); /* the memo holds it */
     json_t *c0 = json_array_get(json_object_get(json_object_get(bound, "spec"), "containers"), 0);
     json_t *req = json_object_get(json_object_get(c0, "resources"), "requests");
     json_object_set_new(req, "cpu", json_string("1"));
     /* parsed again, node 0 would have 15 free and node 1 11 */
-    assert_int_equal(memo_choice(m, f, wants_10), 1);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 1);
     /* the pod's next version asks for 1 cpu: node 0 has more free now */
     json_incref(bound); /* to see when the memo lets go */
     json_decref(f->pods[0][0]);
     f->npods[0] = 0;
     json_t *next = (json_t *)bind_simple(f, 0, "bound", 0, "'cpu':'1'");
-    assert_int_equal(memo_choice(m, f, wants_10), 0);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 0);
     /* builds that no longer read the old version sweep it: at most a few
      * hundred kept past their last build */
     for (int i = 0; i < 300; i++) {
@@ -377,9 +380,9 @@ static void test_memo_keeps_bound_pods_between_builds(void **state)
         json_decref(f->pods[1][f->npods[1] - 1]);
         f->npods[1]--;
         bind_simple(f, 1, name, 0, "'cpu':'2'");
-        memo_choice(m, f, wants_10);
+        memo_choice(m, f, WANTS_10_CPU);
     }
-    assert_int_equal(memo_choice(m, f, wants_10), 0);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 0);
     assert_int_equal(bound->refcount, 1);
     assert_true(next->refcount > 1);
     json_decref(bound);

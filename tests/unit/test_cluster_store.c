@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
+
+#include "store_file.h"
 
 #include "cluster/store.h"
 
@@ -177,33 +177,22 @@ static void history_is_bounded_and_reports_expired_versions(void **state)
     gc_store_close(s);
 }
 
-/* A fresh file for a store (path: a mkstemp template). */
-static void temp_file(char *path)
+/* A store on a fresh file (path: its mkstemp template). */
+static gc_store *open_on_new_file(char *path)
 {
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-/* The store's file and SQLite's WAL and shared-memory files beside it. */
-static void remove_store(const char *path)
-{
-    unlink(path);
-    char side[64];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    store_file_new(path);
+    gp_error err = {0};
+    gc_store *s = gc_store_open(path, 0, &err);
+    assert_non_null(s);
+    return s;
 }
 
 static void everything_written_is_back_after_reopening(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-store-XXXXXX";
-    temp_file(path);
     gp_error err = {0};
-    gc_store *s = gc_store_open(path, 0, &err);
-    assert_non_null(s);
+    gc_store *s = open_on_new_file(path);
     gc_store_lock(s);
     put(s, "lab", "kept", "gpu");
     put(s, "lab", "gone", NULL);
@@ -230,7 +219,7 @@ static void everything_written_is_back_after_reopening(void **state)
     assert_int_equal(gc_store_events_since(s, 1), -1);
     gc_store_unlock(s);
     gc_store_close(s);
-    remove_store(path);
+    store_file_remove(path);
 }
 
 /* The counter is written by deletions only; after puts, a reopened store
@@ -239,10 +228,8 @@ static void the_counter_after_reopening_is_the_newest_write(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-store-XXXXXX";
-    temp_file(path);
     gp_error err = {0};
-    gc_store *s = gc_store_open(path, 0, &err);
-    assert_non_null(s);
+    gc_store *s = open_on_new_file(path);
     gc_store_lock(s);
     put(s, "lab", "a", NULL);
     put(s, "lab", "b", NULL);
@@ -262,7 +249,7 @@ static void the_counter_after_reopening_is_the_newest_write(void **state)
     assert_int_equal(o->rv, 6);
     gc_store_unlock(s);
     gc_store_close(s);
-    remove_store(path);
+    store_file_remove(path);
 }
 
 /* ---- group commit ---- */
@@ -273,28 +260,13 @@ static void sync_ok(gc_store *s, uint64_t rv)
     assert_int_equal(gc_store_sync(s, rv, &err), 0);
 }
 
-/* Runs SQL on the store's file through a connection of the test's own. */
-static void sql_beside(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 5000);
-    char *msg = NULL;
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK);
-    sqlite3_free(msg);
-    sqlite3_close(db);
-}
-
 /* A write is in memory at once, and its watch event appears only when it
  * is committed; one commit takes every write made before it. */
 static void watchers_see_a_write_once_committed(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-store-XXXXXX";
-    temp_file(path);
-    gp_error err = {0};
-    gc_store *s = gc_store_open(path, 0, &err);
-    assert_non_null(s);
+    gc_store *s = open_on_new_file(path);
     gc_store_lock(s);
     long long pos = gc_store_events_since(s, gc_store_rv(s));
     uint64_t a = put(s, "lab", "a", NULL)->rv;
@@ -311,7 +283,7 @@ static void watchers_see_a_write_once_committed(void **state)
     gc_store_unlock(s);
     sync_ok(s, a); /* committed already */
     gc_store_close(s);
-    remove_store(path);
+    store_file_remove(path);
 }
 
 /* The row of "lab/boom" cannot be written (a trigger says no): the commit
@@ -322,17 +294,15 @@ static void a_failed_commit_undoes_every_write_not_committed(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-store-XXXXXX";
-    temp_file(path);
     gp_error err = {0};
-    gc_store *s = gc_store_open(path, 0, &err);
-    assert_non_null(s);
+    gc_store *s = open_on_new_file(path);
     gc_store_lock(s);
     put(s, "lab", "a", "x");
     uint64_t d = put(s, "lab", "d", NULL)->rv;
     gc_store_unlock(s);
     sync_ok(s, d);
-    sql_beside(path, "CREATE TRIGGER boom BEFORE INSERT ON objects WHEN NEW.key = 'lab/boom' "
-                     "BEGIN SELECT RAISE(ABORT, 'injected failure'); END;");
+    store_file_sql(path, "CREATE TRIGGER boom BEFORE INSERT ON objects WHEN NEW.key = 'lab/boom' "
+                         "BEGIN SELECT RAISE(ABORT, 'injected failure'); END;");
 
     gc_store_lock(s);
     long long pos = gc_store_events_since(s, gc_store_rv(s));
@@ -365,7 +335,7 @@ static void a_failed_commit_undoes_every_write_not_committed(void **state)
     assert_int_equal(gc_store_rv(s), boom);
     gc_store_unlock(s);
 
-    sql_beside(path, "DROP TRIGGER boom;");
+    store_file_sql(path, "DROP TRIGGER boom;");
     gc_store_lock(s);
     uint64_t c = put(s, "lab", "c", NULL)->rv;
     gc_store_unlock(s);
@@ -383,7 +353,7 @@ static void a_failed_commit_undoes_every_write_not_committed(void **state)
     assert_int_equal(gc_store_get(s, configmaps(), "lab", "c")->rv, c);
     gc_store_unlock(s);
     gc_store_close(s);
-    remove_store(path);
+    store_file_remove(path);
 }
 
 static void index_keeps_selectable_fields_only(void **state)

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
-#include <unistd.h>
+
+#include "store_file.h"
 
 #include "cluster/client.h"
 #include "cluster/routes.h"
@@ -164,22 +164,13 @@ static void what_a_worker_reports_is_what_was_committed(void **state)
 {
     (void)state;
     char path[] = "/tmp/gpuop-wq-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    store_file_new(path);
     gp_error err = {0};
     gc_api api = {gc_store_open(path, 0, &err)};
     assert_non_null(api.store);
     assert_int_equal(gc_api_bootstrap(&api, &err), 0);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 5000);
-    assert_int_equal(sqlite3_exec(db,
-                                  "CREATE TRIGGER boom BEFORE INSERT ON objects WHEN NEW.key = "
-                                  "'default/boom' BEGIN SELECT RAISE(ABORT, 'injected'); END;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    store_file_sql(path, "CREATE TRIGGER boom BEFORE INSERT ON objects WHEN NEW.key = "
+                         "'default/boom' BEGIN SELECT RAISE(ABORT, 'injected'); END;");
     gc_write_queue *q = gc_wq_new(&api, 1);
     const char *names[] = {"one", "boom", "two"};
     outcome o[3] = {{0}};
@@ -201,12 +192,7 @@ static void what_a_worker_reports_is_what_was_committed(void **state)
     assert_null(last_of(&api, "next"));
     gc_wq_free(q);
     gc_store_close(api.store);
-    unlink(path);
-    char side[64];
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    store_file_remove(path);
 }
 
 int main(void)
