@@ -490,14 +490,8 @@ static void free_view(node_view *v)
 
 static const json_t *scheduled_condition(const json_t *pod)
 {
-    size_t i;
-    json_t *cond;
-    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, cond)
-    {
-        const char *t = json_string_value(json_object_get(cond, "type"));
-        if (t && strcmp(t, "PodScheduled") == 0) return cond;
-    }
-    return NULL;
+    const json_t *conds = json_object_get(json_object_get(pod, "status"), "conditions");
+    return element_where(conds, "type", "PodScheduled");
 }
 
 /* handleSchedulingFailure: the condition only when it changed, the event

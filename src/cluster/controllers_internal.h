@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "client/list_stream.h"
@@ -75,6 +76,20 @@ static inline uint64_t rv_of(const json_t *obj)
 {
     const char *rv = meta(obj, "resourceVersion");
     return rv ? strtoull(rv, NULL, 10) : 0;
+}
+
+/* The first object of `array` whose string `key` is `value` (a condition
+ * by type, an owner reference by kind), or NULL. */
+static inline const json_t *element_where(const json_t *array, const char *key, const char *value)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(array, i, e)
+    {
+        const char *v = json_string_value(json_object_get(e, key));
+        if (v && strcmp(v, value) == 0) return e;
+    }
+    return NULL;
 }
 
 /* What the controllers read of every pod and node on every pass, read once

@@ -23,17 +23,9 @@ static bool held_down(const json_t *node)
 
 static bool node_ready(const json_t *node)
 {
-    size_t i;
-    json_t *cond;
-    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, cond)
-    {
-        const char *t = json_string_value(json_object_get(cond, "type"));
-        if (t && strcmp(t, "Ready") == 0) {
-            const char *st = json_string_value(json_object_get(cond, "status"));
-            return st && strcmp(st, "True") == 0;
-        }
-    }
-    return false;
+    const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
+    const char *st = str_at(element_where(conds, "type", "Ready"), "status", NULL);
+    return st && strcmp(st, "True") == 0;
 }
 
 static bool terminal(const json_t *pod)
@@ -124,14 +116,8 @@ static const char *const METADATA_FIELDS[] = {"metadata", NULL};
 
 static bool owned_by_daemonset(const json_t *obj)
 {
-    size_t i;
-    json_t *ref;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
-    {
-        const char *kind = json_string_value(json_object_get(ref, "kind"));
-        if (kind && strcmp(kind, "DaemonSet") == 0) return true;
-    }
-    return false;
+    const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    return element_where(refs, "kind", "DaemonSet") != NULL;
 }
 
 /* Settled: nothing left for the kubelet (it acts on pods without an
