@@ -12,7 +12,12 @@
  * (a finalizer patch before the delete); a write can carry a follow-up that
  * is sent only when it succeeded (the Scheduled event after its binding).
  * gc_wq_drain waits for everything pushed, so a controller pass ends with
- * its writes done, as when they were sent in line. */
+ * its writes done, as when they were sent in line.
+ *
+ * Commits: a worker sends up to 64 writes, each answered as soon as the
+ * store has it in memory, then waits once for their commit (store.h, group
+ * commit); only then are they reported done. If that commit fails, the
+ * whole batch is reported failed. */
 #ifndef GPUOP_CLUSTER_WRITE_QUEUE_H
 #define GPUOP_CLUSTER_WRITE_QUEUE_H
 
@@ -34,8 +39,8 @@ gc_write *gc_write_new(const char *method, const char *path, const char *query,
 /* `next` is sent after `w`, and only when `w` got a 2xx. */
 void gc_write_then(gc_write *w, gc_write *next);
 void gc_write_free(gc_write *w);
-/* done(ud, tag, ok) once w and its follow-ups are sent (ok: all of them
- * succeeded), on the worker's thread. tag is copied. */
+/* done(ud, tag, ok) once w and its follow-ups are sent and committed (ok:
+ * all of them succeeded), on the worker's thread. tag is copied. */
 typedef void gc_write_done_fn(void *ud, const char *tag, bool ok);
 void gc_write_notify(gc_write *w, gc_write_done_fn *done, void *ud, const char *tag);
 
