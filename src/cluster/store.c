@@ -157,7 +157,6 @@ void gc_store_close(gc_store *s)
     for (size_t i = 0; i < s->pending_count; i++)
         pending_clear(&s->pending[i]);
     free(s->pending);
-    free(s->undone);
     store_db_close(s);
     for (size_t i = 0; s->tables && i < s->resource_count; i++) {
         for (size_t j = 0; j < s->tables[i].cap; j++)
@@ -281,7 +280,8 @@ static void undo(gc_store *s, pending_write *w)
 
 static bool was_undone(const gc_store *s, uint64_t rv)
 {
-    for (size_t i = 0; i < s->undone_count; i++)
+    size_t kept = s->undone_count < UNDONE_KEPT ? s->undone_count : UNDONE_KEPT;
+    for (size_t i = 0; i < kept; i++)
         if (rv >= s->undone[i].lo && rv <= s->undone[i].hi) return true;
     return false;
 }
@@ -308,11 +308,7 @@ static void commit_pending(gc_store *s)
             pending_clear(&group[i]);
         }
     } else {
-        rv_range *u = realloc(s->undone, (s->undone_count + 1) * sizeof *u);
-        if (u) {
-            s->undone = u;
-            u[s->undone_count++] = (rv_range){group[0].event.rv, s->rv};
-        }
+        s->undone[s->undone_count++ % UNDONE_KEPT] = (rv_range){group[0].event.rv, s->rv};
         memcpy(s->commit_error, err.text, sizeof s->commit_error);
         for (size_t i = s->pending_count; i-- > 0;)
             undo(s, &s->pending[i]);
@@ -337,6 +333,7 @@ int gc_store_sync(gc_store *s, uint64_t rv, gp_error *err)
             break;
         }
         if (s->durable_rv >= rv) break;
+        if (!s->committing && s->pending_count == 0) break; /* no such write */
         if (!s->committing)
             commit_pending(s);
         else

@@ -108,7 +108,8 @@ gc_blob *gc_store_delete(gc_store *s, const gc_resource *r, const char *ns, cons
 
 /* Waits, without the lock, until the write of resourceVersion rv is
  * committed (made durable with the writes around it, by this thread or
- * another); -1 with err when the commit failed and the write was undone.
+ * another), or at once when no write has that rv; -1 with err when the
+ * commit failed and the write was undone.
  * Every gc_store_put and gc_store_delete is to be followed by one before
  * its writer answers (gc_store_close commits what is left). */
 int gc_store_sync(gc_store *s, uint64_t rv, gp_error *err);

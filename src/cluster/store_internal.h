@@ -33,6 +33,8 @@ typedef struct rv_range {
     uint64_t lo, hi;
 } rv_range;
 
+#define UNDONE_KEPT 64
+
 /* One open-addressing hash table of objects per resource type. */
 typedef struct object_table {
     gc_object **slots;
@@ -68,8 +70,11 @@ struct gc_store {
     bool committing;
     uint64_t durable_rv; /* every write up to it is committed or undone */
     pthread_cond_t committed;
-    rv_range *undone; /* writes undone after a failed commit */
-    size_t undone_count;
+    /* the writes undone by the last failed commits (a ring: their writers
+     * look as soon as the commit ends, so a few are plenty, and recording
+     * one needs no memory when memory may be what failed) */
+    rv_range undone[UNDONE_KEPT];
+    size_t undone_count; /* ever recorded; the ring holds the last ones */
     char commit_error[sizeof(((gp_error *)0)->text)];
     /* WAL checkpoints (and their fsyncs) run on a thread of their own with
      * its own connection, never inside a client's request. */
