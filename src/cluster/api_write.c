@@ -188,14 +188,22 @@ static int admit_namespace(gc_api *api, const gc_path *p, const char *name, gc_r
     return -1;
 }
 
-/* RuntimeClass admission: a pod naming a missing RuntimeClass is refused. */
+/* The RuntimeClass a pod names, or NULL (also for any other kind). */
+static const char *runtime_class_of(const gc_path *p, const json_t *obj)
+{
+    if (strcmp(p->resource->kind, "Pod") != 0 || p->resource->group[0]) return NULL;
+    const char *rc =
+        json_string_value(json_object_get(json_object_get(obj, "spec"), "runtimeClassName"));
+    return rc && *rc ? rc : NULL;
+}
+
+/* RuntimeClass admission: a pod naming a missing RuntimeClass is refused;
+ * one naming a class gets its overhead and scheduling. */
 static int admit_runtimeclass(gc_api *api, const gc_path *p, json_t *pod, const char *name,
                               gc_response *resp)
 {
-    if (strcmp(p->resource->kind, "Pod") != 0 || p->resource->group[0]) return 0;
-    const char *rc =
-        json_string_value(json_object_get(json_object_get(pod, "spec"), "runtimeClassName"));
-    if (!rc || !*rc) return 0;
+    const char *rc = runtime_class_of(p, pod);
+    if (!rc) return 0;
     const gc_object *o =
         gc_store_get(api->store, gc_resource_find("node.k8s.io", "v1", "runtimeclasses"), "", rc);
     char why[400];
@@ -387,23 +395,26 @@ void gc_api_create(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
     }
     drop_empty_metadata(obj);
     gc_strategy_create(p->resource->group, p->resource->kind, obj);
-    /* Validation reads the object alone: done before the lock is taken,
-     * and told after admission's answer, in kube-apiserver's order. */
-    gc_response invalid = {0};
-    bool valid = validate(p, obj, NULL, name, &invalid) == 0 &&
-                 check_size(obj, p->resource, name, size_bound(req, 0), &invalid) == 0;
+    /* Admission (which gives a pod its RuntimeClass's overhead and
+     * scheduling), then validation and the size of what admission made,
+     * then the write, in kube-apiserver's order. Validation reads the
+     * object alone and runs without the lock, as kube-apiserver holds none
+     * across the three. A class's scheduling can be of any size: a pod
+     * naming one has no bound. */
+    gc_store_lock(api->store);
+    bool admitted = admit_runtimeclass(api, p, obj, name, resp) == 0 &&
+                    admit_namespace(api, p, name, resp) == 0;
+    gc_store_unlock(api->store);
+    size_t bound = runtime_class_of(p, obj) ? SIZE_MAX : size_bound(req, 0);
+    if (!admitted || validate(p, obj, NULL, name, resp) != 0 ||
+        check_size(obj, p->resource, name, bound, resp) != 0) {
+        json_decref(obj);
+        return;
+    }
     gc_store_lock(api->store);
     gp_error err = {0};
     const gc_object *stored;
     uint64_t written = 0;
-    if (admit_runtimeclass(api, p, obj, name, resp) != 0 ||
-        admit_namespace(api, p, name, resp) != 0)
-        goto done;
-    if (!valid) {
-        *resp = invalid;
-        memset(&invalid, 0, sizeof invalid);
-        goto done;
-    }
     if (gc_store_get(api->store, p->resource, p->ns, name)) {
         gc_error_already_exists(resp, p->resource, name);
         goto done;
@@ -421,7 +432,6 @@ void gc_api_create(gc_api *api, const gc_request *req, const gc_path *p, gc_resp
 done:
     gc_store_unlock(api->store);
     await_commit(api, req, written, resp);
-    gc_response_free(&invalid);
     json_decref(obj);
 }
 

@@ -508,3 +508,29 @@ PY
     [ "${output%% *}" = "$rv" ]
     [ "${#output}" -eq $((${#rv} + 1 + 800000)) ]
 }
+
+@test "bounds: a pod that its RuntimeClass's scheduling takes past 1.5 MiB is 422 (counted after admission)" {
+    # The pod alone is 0.6 MB and the class's nodeSelector 1.15 MB: only the
+    # pod as RuntimeClass admission leaves it is over the limit.
+    k create namespace rc-bounds >/dev/null
+    python3 - "$CTMP/rc.json" "$CTMP/pod.json" <<'PY'
+import json, sys
+sel = {"example.com/k-%05d-%s" % (i, "p" * 40): "v" * 60 for i in range(9000)}
+rc = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+      "metadata": {"name": "wide"}, "handler": "runc", "scheduling": {"nodeSelector": sel}}
+pod = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "wide", "namespace": "rc-bounds"},
+       "spec": {"runtimeClassName": "wide",
+                "containers": [{"name": "c", "image": "busybox",
+                                "env": [{"name": "E", "value": "x" * 600000}]}]}}
+json.dump(rc, open(sys.argv[1], "w"))
+json.dump(pod, open(sys.argv[2], "w"))
+PY
+    k create -f "$CTMP/rc.json" >/dev/null
+    run k create -f "$CTMP/pod.json"
+    [ "$status" -eq 1 ]
+    [ "$output" = 'The Pod "wide" is invalid: metadata: Too long: may not be more than 1572864 bytes' ]
+    run k get pods -n rc-bounds
+    [ "$output" = "No resources found in rc-bounds namespace." ]
+    k delete runtimeclass wide >/dev/null
+}
