@@ -9,8 +9,8 @@
 //
 // toml++ is used header-only (TOML_HEADER_ONLY=1, its default), so the parser
 // is compiled by run.sh with g++ -O2 -DNDEBUG (its internal assertions off,
-// as in a release build) rather than taken from Debian's prebuilt .so. A parse error exits 1, usage and
-// I/O errors exit 2.
+// as in a release build) rather than taken from Debian's prebuilt .so. A parse error exits 1, usage
+// and I/O errors exit 2.
 //
 // Built by run.sh: g++ -O2 -std=c++17 bench/tomlpp_bench.cpp
 #define TOML_HEADER_ONLY 1
@@ -32,11 +32,13 @@
 #include <string_view>
 #include <vector>
 
-namespace {
+namespace
+{
 
 const char *prog = "tomlpp_bench";
 
-std::string read_file(const char *path) {
+std::string read_file(const char *path)
+{
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         std::fprintf(stderr, "%s: %s: %s\n", prog, path, std::strerror(errno));
@@ -53,7 +55,8 @@ std::string read_file(const char *path) {
     return data;
 }
 
-int bench_runs() {
+int bench_runs()
+{
     const char *s = std::getenv("BENCH_RUNS");
     if (!s || !*s) return 5;
     char *end;
@@ -65,13 +68,15 @@ int bench_runs() {
     return static_cast<int>(v);
 }
 
-double now() {
+double now()
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-toml::table parse_or_die(std::string_view src, const char *path) {
+toml::table parse_or_die(std::string_view src, const char *path)
+{
     try {
         return toml::parse(src, std::string_view(path));
     } catch (const toml::parse_error &e) {
@@ -87,7 +92,8 @@ struct Stats {
     uint64_t nodes = 0, keybytes = 0, strbytes = 0, intsum = 0;
 };
 
-void walk(const toml::node &n, Stats &st) {
+void walk(const toml::node &n, Stats &st)
+{
     st.nodes++;
     if (const toml::table *t = n.as_table()) {
         for (auto &&[k, v] : *t) {
@@ -95,7 +101,8 @@ void walk(const toml::node &n, Stats &st) {
             walk(v, st);
         }
     } else if (const toml::array *a = n.as_array()) {
-        for (const toml::node &e : *a) walk(e, st);
+        for (const toml::node &e : *a)
+            walk(e, st);
     } else if (const auto *s = n.as_string()) {
         st.strbytes += s->get().size();
     } else if (const auto *i = n.as_integer()) {
@@ -103,7 +110,8 @@ void walk(const toml::node &n, Stats &st) {
     }
 }
 
-int do_time(const char *path) {
+int do_time(const char *path)
+{
     const int runs = bench_runs();
     const std::string src = read_file(path);
     Stats st;
@@ -128,7 +136,8 @@ int do_time(const char *path) {
     return 0;
 }
 
-int do_peak(const char *path) {
+int do_peak(const char *path)
+{
     const std::string src = read_file(path);
     toml::table doc = parse_or_die(src, path);
     struct rusage ru;
@@ -139,7 +148,8 @@ int do_peak(const char *path) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc == 3 && std::strcmp(argv[1], "--time") == 0) return do_time(argv[2]);
     if (argc == 3 && std::strcmp(argv[1], "--peak") == 0) return do_peak(argv[2]);
     std::fprintf(stderr, "usage: %s --time FILE | --peak FILE   (BENCH_RUNS=N sets timed runs)\n",

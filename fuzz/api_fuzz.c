@@ -1,4 +1,4 @@
-/* libFuzzer target for the API server's request handling (src/cluster:
+/* libFuzzer target for the API server's request handling (src/apiserver:
  * routes, api, api_write, watch, and through them the protobuf decoder,
  * the patches, strategies and Table printing), without sockets.
  *
@@ -22,7 +22,7 @@
 
 #include <jansson.h>
 
-#include "cluster/routes.h"
+#include "apiserver/routes.h"
 
 #define MAX_QUERY 8
 
@@ -60,13 +60,13 @@ static const char *const types[] = {NULL,
                                     "application/json-patch+json",
                                     "application/apply-patch+yaml"};
 
-static void check_answer(gc_api *api, gc_response *r)
+static void check_answer(as_api *api, as_response *r)
 {
     if (r->watch) {
-        gc_store_shutdown(api->store);
+        as_store_shutdown(api->store);
         char buf[4096];
         size_t n, total = 0;
-        while ((n = gc_watch_read(r->watch, buf, sizeof buf)) > 0 && total < (1u << 20))
+        while ((n = as_watch_read(r->watch, buf, sizeof buf)) > 0 && total < (1u << 20))
             total += n;
         return;
     }
@@ -91,8 +91,8 @@ static void check_answer(gc_api *api, gc_response *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gp_error err = {0};
-    gc_api api = {gc_store_open(NULL, 64, &err)};
-    if (!api.store || gc_api_bootstrap(&api, &err) != 0) __builtin_trap();
+    as_api api = {as_store_open(NULL, 64, &err)};
+    if (!api.store || as_api_bootstrap(&api, &err) != 0) __builtin_trap();
     char *copy = malloc(size + 1);
     memcpy(copy, data, size);
     copy[size] = '\0';
@@ -115,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             *qs = '\0';
             parse_query(qs + 1, &q);
         }
-        gc_request req = {.method = method,
+        as_request req = {.method = method,
                           .path = path,
                           .accept = (body_len & 1) ? "application/json;as=Table;v=v1;g=meta.k8s.io"
                                                    : "application/json",
@@ -125,13 +125,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           .body_len = body_len,
                           .query = lookup,
                           .query_ctx = &q};
-        gc_response r;
-        gc_route(&api, &req, &r);
+        as_response r;
+        as_route(&api, &req, &r);
         if (getenv("API_FUZZ_TRACE")) fprintf(stderr, "%s %s -> %u\n", method, path, r.status);
         check_answer(&api, &r);
-        gc_response_free(&r);
+        as_response_free(&r);
     }
     free(copy);
-    gc_store_close(api.store);
+    as_store_close(api.store);
     return 0;
 }

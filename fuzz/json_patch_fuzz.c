@@ -1,4 +1,4 @@
-/* libFuzzer target for kp_merge_patch and kp_json_patch (src/kube/patch.c).
+/* libFuzzer target for kube_merge_patch and kube_json_patch (src/kube/patch.c).
  *
  * The input is two JSON texts, a document and a patch, split at the first
  * NUL or newline byte (so one-line JSON seeds read naturally). Either text
@@ -84,12 +84,12 @@ static bool has_null_member_of(const json_t *result, const json_t *patch)
 static void fuzz_merge(const json_t *doc, const json_t *patch)
 {
     json_t *doc_copy = json_deep_copy(doc), *patch_copy = json_deep_copy(patch);
-    json_t *result = kp_merge_patch(doc, patch);
-    check(result != NULL, "kp_merge_patch returned NULL", doc, patch);
+    json_t *result = kube_merge_patch(doc, patch);
+    check(result != NULL, "kube_merge_patch returned NULL", doc, patch);
     check(json_equal(doc, doc_copy), "merge patch changed the target", doc, patch);
     check(json_equal(patch, patch_copy), "merge patch changed the patch", doc, patch);
 
-    json_t *again = kp_merge_patch(result, patch);
+    json_t *again = kube_merge_patch(result, patch);
     check(json_equal(again, result), "merge patch is not idempotent", doc, patch);
     if (!json_is_object(patch))
         check(json_equal(result, patch), "a non-object patch did not replace", doc, patch);
@@ -97,7 +97,7 @@ static void fuzz_merge(const json_t *doc, const json_t *patch)
         check(!has_null_member_of(result, patch), "a null member survived", doc, patch);
 
     if (json_is_object(doc)) {
-        json_t *self = kp_merge_patch(doc, doc);
+        json_t *self = kube_merge_patch(doc, doc);
         json_t *expected = without_nulls(doc);
         check(json_equal(self, expected), "merge(x, x) is not x without nulls", doc, doc);
         json_decref(self);
@@ -145,7 +145,7 @@ static json_t *op(const char *name, const char *from, json_t *path, const json_t
 static void must_give(const json_t *doc, json_t *ops, const json_t *expected, const char *what)
 {
     gp_error err = {0};
-    json_t *result = kp_json_patch(doc, ops, &err);
+    json_t *result = kube_json_patch(doc, ops, &err);
     if (!result) fprintf(stderr, "json_patch_fuzz: %s\n", err.text);
     check(result && json_equal(result, expected), what, doc, ops);
     json_decref(result);
@@ -243,7 +243,7 @@ static void fuzz_json_patch(const json_t *doc, const json_t *ops)
 {
     json_t *doc_copy = json_deep_copy(doc), *ops_copy = json_deep_copy(ops);
     gp_error err = {0};
-    json_t *result = kp_json_patch(doc, ops, &err);
+    json_t *result = kube_json_patch(doc, ops, &err);
     check(json_equal(doc, doc_copy), "JSON patch changed the document", doc, ops);
     check(json_equal(ops, ops_copy), "JSON patch changed the patch", doc, ops);
     if (!result)

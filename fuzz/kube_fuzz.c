@@ -2,15 +2,15 @@
  * selectors and field selectors.
  *
  * For every input (cut at its first NUL, as the C API sees text):
- *   - kq_parse; when it parses, kq_format must write a NUL-terminated text
- *     shorter than KQ_FORMAT_MAX that parses again to an equal quantity and
+ *   - kube_quantity_parse; when it parses, kube_quantity_format must write a NUL-terminated text
+ *     shorter than KUBE_QUANTITY_FORMAT_MAX that parses again to an equal quantity and
  *     formats to the same text (the canonical form is a fixed point); the
  *     milli and unit values and the rounded-up milli value must agree with
  *     the value's sign; q + q and q - q must be exact when they succeed;
  *     when it fails, the error must say something;
- *   - kls_parse, then match against a few label sets; a failure must say
+ *   - kube_label_selector_parse, then match against a few label sets; a failure must say
  *     something;
- *   - kfs_parse with and without a list of supported fields, then match
+ *   - kube_field_selector_parse with and without a list of supported fields, then match
  *     against a pod; same rule for failures.
  * A broken promise ends in __builtin_trap() after a note on stderr, so that
  * libFuzzer saves the input. Build and run with fuzz/run.sh. */
@@ -56,60 +56,66 @@ static void check_error(const char *text, const gp_error *err, const char *what)
     CHECK(text, len < sizeof err->text, "%s: error text is not NUL-terminated", what);
 }
 
-static int sign_of(const kq_quantity *q)
+static int sign_of(const kube_quantity *q)
 {
-    kq_quantity zero = {0};
-    int c = kq_cmp(q, &zero);
+    kube_quantity zero = {0};
+    int c = kube_quantity_cmp(q, &zero);
     return (c > 0) - (c < 0);
 }
 
-static void check_quantity_arithmetic(const char *text, const kq_quantity *q)
+static void check_quantity_arithmetic(const char *text, const kube_quantity *q)
 {
     gp_error err = {0};
-    kq_quantity sum, diff;
-    if (kq_add(q, q, &sum, &err) == 0) {
+    kube_quantity sum, diff;
+    if (kube_quantity_add(q, q, &sum, &err) == 0) {
         CHECK(text, sign_of(&sum) == sign_of(q), "q + q has another sign than q");
-        CHECK(text, kq_sub(&sum, q, &diff, &err) == 0 && kq_cmp(&diff, q) == 0, "(q + q) - q != q");
-        kq_quantity twice;
-        CHECK(text, kq_mul_int(q, 2, &twice, &err) == 0 && kq_cmp(&twice, &sum) == 0,
+        CHECK(text,
+              kube_quantity_sub(&sum, q, &diff, &err) == 0 && kube_quantity_cmp(&diff, q) == 0,
+              "(q + q) - q != q");
+        kube_quantity twice;
+        CHECK(text,
+              kube_quantity_mul_int(q, 2, &twice, &err) == 0 &&
+                  kube_quantity_cmp(&twice, &sum) == 0,
               "q * 2 != q + q");
     } else {
-        check_error(text, &err, "kq_add");
+        check_error(text, &err, "kube_quantity_add");
     }
-    CHECK(text, kq_sub(q, q, &diff, &err) == 0 && kq_is_zero(&diff), "q - q != 0");
+    CHECK(text, kube_quantity_sub(q, q, &diff, &err) == 0 && kube_quantity_is_zero(&diff),
+          "q - q != 0");
 
     int64_t milli = 0;
-    if (kq_to_milli(q, &milli, &err) == 0)
+    if (kube_quantity_to_milli(q, &milli, &err) == 0)
         CHECK(text, (milli > 0) - (milli < 0) == sign_of(q), "milli %" PRId64 " has the wrong sign",
               milli);
-    int64_t units = kq_to_units(q);
+    int64_t units = kube_quantity_to_units(q);
     CHECK(text, (units > 0) - (units < 0) == sign_of(q), "units %" PRId64 " has the wrong sign",
           units);
-    kq_quantity rounded = *q;
-    kq_round_up_milli(&rounded);
-    int c = kq_cmp(&rounded, q);
+    kube_quantity rounded = *q;
+    kube_quantity_round_up_milli(&rounded);
+    int c = kube_quantity_cmp(&rounded, q);
     CHECK(text, sign_of(q) >= 0 ? c >= 0 : c <= 0, "rounding up to 1m moved toward zero");
 }
 
 static void fuzz_quantity(const char *text)
 {
-    kq_quantity q;
+    kube_quantity q;
     gp_error err = {0};
-    if (kq_parse(text, &q, &err) != 0) {
-        check_error(text, &err, "kq_parse");
+    if (kube_quantity_parse(text, &q, &err) != 0) {
+        check_error(text, &err, "kube_quantity_parse");
         return;
     }
-    char buf[KQ_FORMAT_MAX + 1];
+    char buf[KUBE_QUANTITY_FORMAT_MAX + 1];
     memset(buf, 0x55, sizeof buf);
-    int n = kq_format(&q, buf);
-    CHECK(text, n > 0 && n < KQ_FORMAT_MAX && buf[n] == '\0' && strlen(buf) == (size_t)n,
-          "kq_format returned %d", n);
-    kq_quantity back;
-    CHECK(text, kq_parse(buf, &back, &err) == 0, "canonical '%s' does not parse: %s", buf,
-          err.text);
-    CHECK(text, kq_cmp(&q, &back) == 0, "canonical '%s' reads back as another value", buf);
-    char again[KQ_FORMAT_MAX];
-    kq_format(&back, again);
+    int n = kube_quantity_format(&q, buf);
+    CHECK(text, n > 0 && n < KUBE_QUANTITY_FORMAT_MAX && buf[n] == '\0' && strlen(buf) == (size_t)n,
+          "kube_quantity_format returned %d", n);
+    kube_quantity back;
+    CHECK(text, kube_quantity_parse(buf, &back, &err) == 0, "canonical '%s' does not parse: %s",
+          buf, err.text);
+    CHECK(text, kube_quantity_cmp(&q, &back) == 0, "canonical '%s' reads back as another value",
+          buf);
+    char again[KUBE_QUANTITY_FORMAT_MAX];
+    kube_quantity_format(&back, again);
     CHECK(text, strcmp(buf, again) == 0, "canonical '%s' formats again as '%s'", buf, again);
     check_quantity_arithmetic(text, &q);
 }
@@ -133,17 +139,17 @@ static void load_fixtures(void)
 static void fuzz_label_selector(const char *text)
 {
     gp_error err = {0};
-    kls_selector *s = kls_parse(text, &err);
+    kube_label_selector *s = kube_label_selector_parse(text, &err);
     if (!s) {
-        check_error(text, &err, "kls_parse");
+        check_error(text, &err, "kube_label_selector_parse");
         return;
     }
-    bool empty = kls_is_empty(s);
+    bool empty = kube_label_selector_is_empty(s);
     for (size_t i = 0; i < 3; i++) {
-        bool m = kls_matches(s, label_sets[i]);
+        bool m = kube_label_selector_matches(s, label_sets[i]);
         CHECK(text, !empty || m, "an empty label selector did not match");
     }
-    kls_free(s);
+    kube_label_selector_free(s);
 }
 
 static const char *const pod_fields[] = {"metadata.name", "metadata.namespace", "spec.nodeName",
@@ -152,18 +158,21 @@ static const char *const pod_fields[] = {"metadata.name", "metadata.namespace", 
 static void fuzz_field_selector(const char *text)
 {
     gp_error err = {0};
-    kfs_selector *any = kfs_parse(text, NULL, &err);
-    if (!any) check_error(text, &err, "kfs_parse");
-    kfs_selector *pods = kfs_parse(text, pod_fields, &err);
-    if (!pods) check_error(text, &err, "kfs_parse(pod fields)");
+    kube_field_selector *any = kube_field_selector_parse(text, NULL, &err);
+    if (!any) check_error(text, &err, "kube_field_selector_parse");
+    kube_field_selector *pods = kube_field_selector_parse(text, pod_fields, &err);
+    if (!pods) check_error(text, &err, "kube_field_selector_parse(pod fields)");
     CHECK(text, any || !pods, "parses with a field list but not without one");
     if (any) {
-        bool m = kfs_matches(any, pod);
-        CHECK(text, !kfs_is_empty(any) || m, "an empty field selector did not match");
+        bool m = kube_field_selector_matches(any, pod);
+        CHECK(text, !kube_field_selector_is_empty(any) || m,
+              "an empty field selector did not match");
     }
-    if (pods) CHECK(text, kfs_matches(pods, pod) == kfs_matches(any, pod), "the two parses differ");
-    kfs_free(any);
-    kfs_free(pods);
+    if (pods)
+        CHECK(text, kube_field_selector_matches(pods, pod) == kube_field_selector_matches(any, pod),
+              "the two parses differ");
+    kube_field_selector_free(any);
+    kube_field_selector_free(pods);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* libFuzzer target for kpb_decode, the Kubernetes protobuf body decoder.
+/* libFuzzer target for kube_protobuf_decode, the Kubernetes protobuf body decoder.
  *
  * The input is a request body; when it does not start with "k8s\0" the magic
  * is put in front, so that mutations reach the envelope and object decoders
@@ -69,13 +69,13 @@ static void check_object(json_t *v)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t prefix = kpb_is_protobuf(data, size) ? 0 : KPB_MAGIC_LEN;
+    size_t prefix = kube_is_protobuf(data, size) ? 0 : KUBE_PROTOBUF_MAGIC_LEN;
     uint8_t *body = malloc(prefix + size ? prefix + size : 1);
     if (!body) return 0;
-    memcpy(body, KPB_MAGIC, prefix);
+    memcpy(body, KUBE_PROTOBUF_MAGIC, prefix);
     if (size) memcpy(body + prefix, data, size);
     gp_error err = {0};
-    json_t *v = kpb_decode(body, prefix + size, &err);
+    json_t *v = kube_protobuf_decode(body, prefix + size, &err);
     if (v)
         check_object(v);
     else

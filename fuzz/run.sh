@@ -14,8 +14,8 @@
 #                examples/incident/**/*.toml and fuzz/seeds/*.toml
 #
 # Every target links src/util, src/toml, src/containerd, src/kube,
-# src/analyze, the client's list parser and src/cluster (but its HTTP and
-# TLS files) with jansson, SQLite, libyaml and yajl, so a new
+# src/analyze, the client's list parser, src/controllers and src/apiserver
+# (but its HTTP and TLS files) with jansson, SQLite, libyaml and yajl, so a new
 # fuzz/NAME_fuzz.c needs no change here. Its seeds are the files in
 # fuzz/seeds-NAME/ and its token dictionary fuzz/NAME.dict, when they exist.
 # Prints one summary line per target. Exits 1 when any target found a crash,
@@ -56,11 +56,11 @@ for src in fuzz/*_fuzz.c; do
     targets+=("${name%_fuzz.c}")
 done
 library=(src/util/*.c src/toml/*.c src/containerd/*.c src/kube/*.c src/analyze/*.c
-    src/client/list_stream.c)
+    src/client/list_stream.c src/controllers/*.c)
 # The API server without its network side (server.c, tls.c): requests are
 # handed to it in memory.
-for f in src/cluster/*.c; do
-    case $f in src/cluster/server.c | src/cluster/tls.c) ;; *) library+=("$f") ;; esac
+for f in src/apiserver/*.c; do
+    case $f in src/apiserver/server.c | src/apiserver/tls.c) ;; *) library+=("$f") ;; esac
 done
 shopt -u nullglob
 [ ${#targets[@]} -gt 0 ] || {

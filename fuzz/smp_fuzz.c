@@ -1,4 +1,4 @@
-/* libFuzzer target for kp_strategic_merge_patch (src/kube/smp.c).
+/* libFuzzer target for kube_strategic_merge_patch (src/kube/smp.c).
  *
  * The input is one byte that picks the kind, then two JSON texts, a target
  * and a patch, split at the first NUL or newline byte. The byte is taken
@@ -12,7 +12,7 @@
  * - the same call gives the same answer twice;
  * - the empty patch {} gives back a value equal to the target;
  * - without a schema, a patch with no "$..." key and no null inside a list
- *   gives what the JSON merge patch gives (kp_merge_patch): lists replace,
+ *   gives what the JSON merge patch gives (kube_merge_patch): lists replace,
  *   objects merge, null deletes.
  *
  * A broken invariant prints the texts and traps, so libFuzzer keeps the
@@ -103,7 +103,7 @@ static void fuzz_smp(const json_t *target, const json_t *patch, const char *kind
 {
     char *target_before = dump(target), *patch_before = dump(patch);
     gp_error err = {0};
-    json_t *out = kp_strategic_merge_patch(target, patch, kind, &err);
+    json_t *out = kube_strategic_merge_patch(target, patch, kind, &err);
     char *target_after = dump(target), *patch_after = dump(patch);
     check(strcmp(target_before, target_after) == 0, "the target changed", kind, target, patch, out);
     check(strcmp(patch_before, patch_after) == 0, "the patch changed", kind, target, patch, out);
@@ -122,14 +122,14 @@ static void fuzz_smp(const json_t *target, const json_t *patch, const char *kind
     }
 
     gp_error again_err = {0};
-    json_t *again = kp_strategic_merge_patch(target, patch, kind, &again_err);
+    json_t *again = kube_strategic_merge_patch(target, patch, kind, &again_err);
     check(out ? again && json_equal(out, again) : !again && strcmp(err.text, again_err.text) == 0,
           "a second call answered differently", kind, target, patch, again);
     json_decref(again);
 
     if (json_is_object(target)) {
         json_t *empty = json_object();
-        json_t *same = kp_strategic_merge_patch(target, empty, kind, NULL);
+        json_t *same = kube_strategic_merge_patch(target, empty, kind, NULL);
         check(same && json_equal(same, target), "{} changed the target", kind, target, empty, same);
         json_decref(same);
         json_decref(empty);
@@ -137,7 +137,7 @@ static void fuzz_smp(const json_t *target, const json_t *patch, const char *kind
 
     bool schemaless = !kind || strcmp(kind, "Widget") == 0;
     if (schemaless && objects && !has_dollar_key(patch) && !has_null_in_list(patch, false)) {
-        json_t *merged = kp_merge_patch(target, patch);
+        json_t *merged = kube_merge_patch(target, patch);
         check(out && merged && json_equal(out, merged), "differs from the JSON merge patch", kind,
               target, patch, out);
         json_decref(merged);

@@ -1,13 +1,13 @@
 /* libFuzzer target for what gpuop reads from YAML and from scheduler text:
  * gp_yaml_to_json (kubeconfigs, manifests, the device plugin's config),
- * dp_config_parse (the device plugin's sharing rules) and
+ * an_dp_config_parse (the device plugin's sharing rules) and
  * an_sched_message_parse (kube-scheduler's FitError text).
  *
  * For every input:
  *   - gp_yaml_to_json either fails with a located, non-empty error, or
  *     returns one document per entry with a positions object each, every
  *     document serializable as JSON; asking a position never crashes;
- *   - dp_config_parse returns a config with "sharing" or fails with a
+ *   - an_dp_config_parse returns a config with "sharing" or fails with a
  *     message;
  *   - an_sched_message_parse of the input as text (cut at the first NUL)
  *     either fails with a message or names a blocker.
@@ -65,12 +65,12 @@ static void check_config(const char *text, size_t size)
 {
     gp_error err = {0};
     char *log = NULL;
-    json_t *config = dp_config_parse(text, size, "config", &log, &err);
+    json_t *config = an_dp_config_parse(text, size, "config", &log, &err);
     if (config) {
-        if (!json_is_object(config)) fail("dp_config_parse returned a non-object");
+        if (!json_is_object(config)) fail("an_dp_config_parse returned a non-object");
         json_decref(config);
     } else if (!err.text[0]) {
-        fail("dp_config_parse failed without a message");
+        fail("an_dp_config_parse failed without a message");
     }
     free(log);
 }

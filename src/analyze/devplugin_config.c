@@ -117,7 +117,7 @@ static bool is_dns_subdomain(const char *s)
     return true;
 }
 
-int dp_resource_name(const char *name, char *out, size_t size, gp_error *err)
+int an_dp_resource_name(const char *name, char *out, size_t size, gp_error *err)
 {
     char full[512];
     if (strncmp(name, PREFIX "/", strlen(PREFIX "/")) == 0)
@@ -324,7 +324,7 @@ static int parse_name(ctx *c, const json_t *v, const char *ptr, char *out, size_
     if (!json_is_string(v) && !json_is_null(v))
         FAIL(c, ptr, "json: cannot unmarshal %s into Go value of type string", go_kind(v));
     gp_error e;
-    if (dp_resource_name(json_is_string(v) ? json_string_value(v) : "", out, size, &e) != 0)
+    if (an_dp_resource_name(json_is_string(v) ? json_string_value(v) : "", out, size, &e) != 0)
         FAIL(c, ptr, "%s", e.text);
     return 0;
 }
@@ -631,8 +631,8 @@ static char *log_line(const char *prefix, const char *msg)
     return line;
 }
 
-json_t *dp_config_parse(const char *text, size_t len, const char *name, char **plugin_log,
-                        gp_error *err)
+json_t *an_dp_config_parse(const char *text, size_t len, const char *name, char **plugin_log,
+                           gp_error *err)
 {
     if (plugin_log) *plugin_log = NULL;
     gp_error local = {0};
@@ -700,8 +700,8 @@ static const char *key_in(const json_t *cm, const char *key)
     return iter ? json_object_iter_key(iter) : NULL;
 }
 
-int dp_config_select(const json_t *configmap, const char *label, const char *default_config,
-                     const char *fallbacks, const char **key, const char **how, gp_error *err)
+int an_dp_config_select(const json_t *configmap, const char *label, const char *default_config,
+                        const char *fallbacks, const char **key, const char **how, gp_error *err)
 {
     *key = NULL;
     *how = NULL;

@@ -39,8 +39,8 @@
  * set to "NAME:LINE:COL: <the plugin's message>"; when `plugin_log` is not
  * NULL it receives (malloc'd) the whole line the plugin logs before it exits,
  * or NULL when the error is raised later than config parsing. */
-json_t *dp_config_parse(const char *text, size_t len, const char *name, char **plugin_log,
-                        gp_error *err);
+json_t *an_dp_config_parse(const char *text, size_t len, const char *name, char **plugin_log,
+                           gp_error *err);
 
 /* Which key of a ConfigMap (an object as the API returns it; keys of data
  * and binaryData count, as files of the mounted volume) the config-manager
@@ -57,12 +57,12 @@ json_t *dp_config_parse(const char *text, size_t len, const char *name, char **p
  * "no configuration files available", "specified config X does not exist",
  * "unknown fallback strategy: X", "no config was set, no default was
  * provided, and all fallbacks failed". */
-int dp_config_select(const json_t *configmap, const char *label, const char *default_config,
-                     const char *fallbacks, const char **key, const char **how, gp_error *err);
+int an_dp_config_select(const json_t *configmap, const char *label, const char *default_config,
+                        const char *fallbacks, const char **key, const char **how, gp_error *err);
 
 /* "nvidia.com/" + name unless name already has that prefix, checked like
  * the plugin's NewResourceName: writes the full name into out (size bytes)
  * and returns 0, or -1 with the plugin's message in err (no position). */
-int dp_resource_name(const char *name, char *out, size_t size, gp_error *err);
+int an_dp_resource_name(const char *name, char *out, size_t size, gp_error *err);
 
 #endif

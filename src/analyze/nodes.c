@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/sched.h"
+#include "controllers/scheduler.h"
 #include "util/i18n.h"
 #include "util/hash.h"
 
@@ -226,10 +226,10 @@ void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n
     add_list_names(json_object_get(podspec, "overhead"), names, n, max);
 }
 
-int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kq_quantity *out,
+int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err)
 {
-    if (gc_sched_pod_requests(pod, names, n, out, err) == 0) return 0;
+    if (ctl_sched_pod_requests(pod, names, n, out, err) == 0) return 0;
     char ref[320];
     gp_error e = *err;
     gp_error_set(err, NULL, 0, 0, "pod %s: %s", an_obj_ref(pod, ref, sizeof ref), e.text);
@@ -310,19 +310,20 @@ static bool is_bytes(const char *resource)
            strncmp(resource, "hugepages-", 10) == 0;
 }
 
-void an_quantity_human(const char *resource, const kq_quantity *q, char buf[KQ_FORMAT_MAX])
+void an_quantity_human(const char *resource, const kube_quantity *q,
+                       char buf[KUBE_QUANTITY_FORMAT_MAX])
 {
     static const char *const units[] = {"Ki", "Mi", "Gi", "Ti", "Pi"};
-    int64_t v = kq_to_units(q);
+    int64_t v = kube_quantity_to_units(q);
     if (!is_bytes(resource) || (v < 1024 && v > -1024)) {
-        kq_format(q, buf);
+        kube_quantity_format(q, buf);
         return;
     }
     double x = (double)v;
     size_t u = 0;
     for (x /= 1024; (x >= 1024 || x <= -1024) && u + 1 < sizeof units / sizeof *units; u++)
         x /= 1024;
-    snprintf(buf, KQ_FORMAT_MAX, "%.1f", x);
+    snprintf(buf, KUBE_QUANTITY_FORMAT_MAX, "%.1f", x);
     size_t len = strlen(buf);
     if (len > 2 && strcmp(buf + len - 2, ".0") == 0) buf[len - 2] = '\0';
     strcat(buf, units[u]);
@@ -664,17 +665,17 @@ void an_nodes_add_pod(an_nodes *b, const json_t *pod)
     const char *node = an_str(json_object_get(pod, "spec"), "nodeName");
     if (!*node || an_pod_terminated(pod)) return;
     const char *names[1] = {b->resource};
-    kq_quantity req;
+    kube_quantity req;
     gp_error err = {0};
     if (an_pod_requests(pod, names, 1, &req, &err) < 0) {
         json_array_append_new(b->warnings, json_string(err.text));
         return;
     }
-    if (kq_is_zero(&req)) return;
+    if (kube_quantity_is_zero(&req)) return;
     an_node_entry *e = an_node_table_get(b->nodes, node);
     node_info *ni = e ? info_of(b, e) : NULL;
     if (!ni) return;
-    if (kq_add(&e->sums[0], &req, &e->sums[0], &err) < 0) {
+    if (kube_quantity_add(&e->sums[0], &req, &e->sums[0], &err) < 0) {
         json_array_append_new(b->warnings, json_string(err.text));
         return;
     }
@@ -682,11 +683,11 @@ void an_nodes_add_pod(an_nodes *b, const json_t *pod)
 }
 
 /* Parses a quantity text; absent, unparsable or NULL reads as zero. */
-static kq_quantity quantity_or_zero(const char *text)
+static kube_quantity quantity_or_zero(const char *text)
 {
-    kq_quantity q = {0};
+    kube_quantity q = {0};
     gp_error err;
-    if (text && kq_parse(text, &q, &err) < 0) q = (kq_quantity){0};
+    if (text && kube_quantity_parse(text, &q, &err) < 0) q = (kube_quantity){0};
     return q;
 }
 
@@ -722,14 +723,16 @@ static void flag(json_t *flags, const char *code, const char *resource)
 static json_t *node_flags(const an_nodes *b, const node_info *ni)
 {
     json_t *flags = json_array();
-    kq_quantity cap = quantity_or_zero(ni->capacity), alloc = quantity_or_zero(ni->allocatable);
-    bool zero = (ni->allocatable && kq_is_zero(&alloc)) || (ni->capacity && kq_is_zero(&cap));
+    kube_quantity cap = quantity_or_zero(ni->capacity), alloc = quantity_or_zero(ni->allocatable);
+    bool zero = (ni->allocatable && kube_quantity_is_zero(&alloc)) ||
+                (ni->capacity && kube_quantity_is_zero(&cap));
     if (strcmp(ni->ready, "True") == 0 && zero) flag(flags, "gpus-lost", b->resource);
     if (!ni->allocatable && !ni->capacity && ni->gpu_labels)
         flag(flags, "never-registered", b->resource);
-    if (ni->capacity && ni->allocatable && kq_cmp(&cap, &alloc) > 0 && !kq_is_zero(&alloc))
+    if (ni->capacity && ni->allocatable && kube_quantity_cmp(&cap, &alloc) > 0 &&
+        !kube_quantity_is_zero(&alloc))
         flag(flags, "unhealthy-devices", b->resource);
-    if (!ni->labels[L_DRIVER] && !kq_is_zero(&alloc) && !ni->unschedulable)
+    if (!ni->labels[L_DRIVER] && !kube_quantity_is_zero(&alloc) && !ni->unschedulable)
         flag(flags, "driver-label-missing", b->resource);
     return flags;
 }
@@ -743,8 +746,8 @@ static const char *advertisement(const node_info *ni)
 {
     const char *text = ni->allocatable ? ni->allocatable : ni->capacity;
     if (!text) return "absent";
-    kq_quantity q = quantity_or_zero(text);
-    return kq_is_zero(&q) ? "zero" : "advertised";
+    kube_quantity q = quantity_or_zero(text);
+    return kube_quantity_is_zero(&q) ? "zero" : "advertised";
 }
 
 /* "node NAME .path = value" lines for a flagged node. */
@@ -766,12 +769,12 @@ static void node_evidence(const an_nodes *b, const char *name, const node_info *
 }
 
 static json_t *node_report(const an_nodes *b, const an_node_entry *e, const node_info *ni,
-                           kq_quantity *free_out)
+                           kube_quantity *free_out)
 {
-    char buf[KQ_FORMAT_MAX];
-    kq_quantity alloc = quantity_or_zero(ni->allocatable), free_q;
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
+    kube_quantity alloc = quantity_or_zero(ni->allocatable), free_q;
     gp_error err;
-    if (kq_sub(&alloc, &e->sums[0], &free_q, &err) < 0) free_q = (kq_quantity){0};
+    if (kube_quantity_sub(&alloc, &e->sums[0], &free_q, &err) < 0) free_q = (kube_quantity){0};
     *free_out = free_q;
     json_t *labels = json_object();
     for (size_t i = 0; i < L_N; i++)
@@ -781,9 +784,9 @@ static json_t *node_report(const an_nodes *b, const an_node_entry *e, const node
                           "capacity", text_or_null(ni->capacity), "allocatable",
                           text_or_null(ni->allocatable), "advertisement", advertisement(ni));
     if (!n) return NULL;
-    kq_format(&e->sums[0], buf);
+    kube_quantity_format(&e->sums[0], buf);
     json_object_set_new(n, "requested", json_string(buf));
-    kq_format(&free_q, buf);
+    kube_quantity_format(&free_q, buf);
     json_object_set_new(n, "free", json_string(buf));
     json_object_set_new(n, "pods", json_integer((json_int_t)ni->pods));
     json_object_set_new(n, "labels", labels);
@@ -796,33 +799,33 @@ json_t *an_nodes_finish(an_nodes *b, gp_error *err)
     size_t n = 0;
     an_node_entry **sorted = b->oom ? NULL : an_node_table_sorted(b->nodes, &n);
     json_t *nodes = json_array(), *evidence = json_array();
-    kq_quantity total_alloc = {0}, total_req = {0}, total_free = {0};
+    kube_quantity total_alloc = {0}, total_req = {0}, total_free = {0};
     size_t advertising = 0, flagged = 0;
     gp_error qerr;
     for (size_t i = 0; sorted && nodes && i < n; i++) {
         node_info *ni = info_of(b, sorted[i]);
         if (!ni) break;
-        kq_quantity free_q, alloc = quantity_or_zero(ni->allocatable);
+        kube_quantity free_q, alloc = quantity_or_zero(ni->allocatable);
         json_t *node = node_report(b, sorted[i], ni, &free_q);
         if (!node) {
             b->oom = true;
             break;
         }
-        if (!kq_is_zero(&alloc)) advertising++;
+        if (!kube_quantity_is_zero(&alloc)) advertising++;
         if (json_array_size(json_object_get(node, "flags"))) {
             flagged++;
             node_evidence(b, sorted[i]->name, ni, evidence);
         }
-        kq_add(&total_alloc, &alloc, &total_alloc, &qerr);
-        kq_add(&total_req, &sorted[i]->sums[0], &total_req, &qerr);
-        kq_add(&total_free, &free_q, &total_free, &qerr);
+        kube_quantity_add(&total_alloc, &alloc, &total_alloc, &qerr);
+        kube_quantity_add(&total_req, &sorted[i]->sums[0], &total_req, &qerr);
+        kube_quantity_add(&total_free, &free_q, &total_free, &qerr);
         json_array_append_new(nodes, node);
     }
     free(sorted);
-    char a[KQ_FORMAT_MAX], r[KQ_FORMAT_MAX], f[KQ_FORMAT_MAX];
-    kq_format(&total_alloc, a);
-    kq_format(&total_req, r);
-    kq_format(&total_free, f);
+    char a[KUBE_QUANTITY_FORMAT_MAX], r[KUBE_QUANTITY_FORMAT_MAX], f[KUBE_QUANTITY_FORMAT_MAX];
+    kube_quantity_format(&total_alloc, a);
+    kube_quantity_format(&total_req, r);
+    kube_quantity_format(&total_free, f);
     json_t *report =
         b->oom || !nodes
             ? NULL

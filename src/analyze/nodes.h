@@ -69,14 +69,14 @@ extern const char *const an_pod_fields[];
  * over containers, maxed with init containers (sidecars, restartPolicy
  * Always, add to both), plus spec.overhead. out[i] is names[i]'s request,
  * zero when none. -1 with err naming the pod when a quantity does not parse.
- * This duplicates src/cluster/sched.c's private pod_requests until sched.h
+ * This duplicates src/controllers/scheduler.c's private pod_requests until sched.h
  * exposes it. */
 /* Adds to names[0..*n) (at most max, each name once, borrowed from the
  * spec) every resource a pod spec's containers, init containers and
  * overhead request or limit, in that order. */
 void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n, size_t max);
 
-int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kq_quantity *out,
+int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err);
 
 /* Phase Succeeded or Failed: the scheduler and kubelet no longer count it. */
@@ -125,15 +125,16 @@ void an_event_log_free(an_event_log *log);
 
 /* A memory-like quantity for people: 34359738368 -> "32Gi", 34252364185.6
  * -> "31.9Gi"; other names use the canonical text. */
-void an_quantity_human(const char *resource, const kq_quantity *q, char buf[KQ_FORMAT_MAX]);
+void an_quantity_human(const char *resource, const kube_quantity *q,
+                       char buf[KUBE_QUANTITY_FORMAT_MAX]);
 
 /* Nodes by name, in arrival order, with a per-node slot of tracked sums.
  * A node named by a pod before the Node object arrives gets an entry too. */
 typedef struct an_node_entry {
     char *name;
-    bool seen;         /* the Node object was added */
-    kq_quantity *sums; /* nsums tracked quantities, zero-initialised */
-    void *user;        /* the analyzer's own per-node data */
+    bool seen;           /* the Node object was added */
+    kube_quantity *sums; /* nsums tracked quantities, zero-initialised */
+    void *user;          /* the analyzer's own per-node data */
 } an_node_entry;
 
 typedef struct an_node_table an_node_table;

@@ -21,14 +21,14 @@ typedef struct ds_pod {
     char *waiting;       /* first container waiting reason, or NULL */
     char *sched_message; /* PodScheduled=False message, or NULL */
     bool bound, ready, available, deleting, terminal;
-    kq_quantity req[MAX_RES];
+    kube_quantity req[MAX_RES];
     bool updated; /* decided in finish */
 } ds_pod;
 
 typedef struct node_rec {
     char ready[16];
     bool unschedulable;
-    kq_quantity alloc[MAX_RES];
+    kube_quantity alloc[MAX_RES];
     bool has[MAX_RES];
     size_t *pods; /* indexes into b->pods */
     size_t npods;
@@ -39,7 +39,7 @@ struct an_rollout {
     char ref[320], name[256], ns[256], uid[128];
     const char *names[MAX_RES]; /* tracked resources, borrowed from ds */
     size_t nres;
-    kq_quantity template_req[MAX_RES];
+    kube_quantity template_req[MAX_RES];
     json_t *cur_rev; /* newest owned revision (incref'd) */
     ds_pod *pods;
     size_t npods, cap;
@@ -161,9 +161,9 @@ void an_rollout_add_node(an_rollout *b, const json_t *node)
     for (size_t i = 0; i < b->nres; i++) {
         const json_t *v = json_object_get(alloc, b->names[i]);
         gp_error err;
-        r->has[i] =
-            v && json_is_string(v) && kq_parse(json_string_value(v), &r->alloc[i], &err) == 0;
-        if (!r->has[i]) r->alloc[i] = (kq_quantity){0};
+        r->has[i] = v && json_is_string(v) &&
+                    kube_quantity_parse(json_string_value(v), &r->alloc[i], &err) == 0;
+        if (!r->has[i]) r->alloc[i] = (kube_quantity){0};
     }
 }
 
@@ -277,7 +277,7 @@ void an_rollout_add_pod(an_rollout *b, const json_t *pod)
     }
     const char *node = an_str(json_object_get(pod, "spec"), "nodeName");
     if (!*node || an_pod_terminated(pod)) return;
-    kq_quantity req[MAX_RES];
+    kube_quantity req[MAX_RES];
     gp_error err = {0};
     if (an_pod_requests(pod, b->names, b->nres, req, &err) < 0) {
         json_array_append_new(b->warnings, json_string(err.text));
@@ -289,7 +289,7 @@ void an_rollout_add_pod(an_rollout *b, const json_t *pod)
         return;
     }
     for (size_t i = 0; i < b->nres; i++)
-        if (kq_add(&e->sums[i], &req[i], &e->sums[i], &err) < 0)
+        if (kube_quantity_add(&e->sums[i], &req[i], &e->sums[i], &err) < 0)
             json_array_append_new(b->warnings, json_string(err.text));
 }
 
@@ -489,10 +489,10 @@ static json_t *budget(ctx *c, long desired, an_node_entry **nodes, size_t n, lon
 static json_t *requests_json(const an_rollout *b)
 {
     json_t *out = json_object();
-    char buf[KQ_FORMAT_MAX];
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
     for (size_t i = 0; i < b->nres; i++) {
-        if (kq_is_zero(&b->template_req[i])) continue;
-        kq_format(&b->template_req[i], buf);
+        if (kube_quantity_is_zero(&b->template_req[i])) continue;
+        kube_quantity_format(&b->template_req[i], buf);
         json_object_set_new(out, b->names[i], json_string(buf));
     }
     return out;
@@ -503,28 +503,30 @@ static json_t *requests_json(const an_rollout *b)
 static json_t *node_fit(const an_rollout *b, const an_node_entry *e, long surge)
 {
     const node_rec *r = e->user;
-    kq_quantity used[MAX_RES];
+    kube_quantity used[MAX_RES];
     gp_error err;
     memcpy(used, e->sums, b->nres * sizeof *used);
     for (size_t k = 0; surge > 0 && k < r->npods; k++) {
         const ds_pod *p = &b->pods[r->pods[k]];
         if (p->bound && !p->updated && !p->terminal)
             for (size_t i = 0; i < b->nres; i++)
-                kq_add(&used[i], &p->req[i], &used[i], &err);
+                kube_quantity_add(&used[i], &p->req[i], &used[i], &err);
     }
     json_t *res = json_array();
     bool fits = true;
     for (size_t i = 0; i < b->nres; i++) {
-        if (kq_is_zero(&b->template_req[i])) continue;
-        kq_quantity free_q;
-        if (kq_sub(&r->alloc[i], &used[i], &free_q, &err) < 0) free_q = (kq_quantity){0};
-        bool ok = kq_cmp(&b->template_req[i], &free_q) <= 0;
+        if (kube_quantity_is_zero(&b->template_req[i])) continue;
+        kube_quantity free_q;
+        if (kube_quantity_sub(&r->alloc[i], &used[i], &free_q, &err) < 0)
+            free_q = (kube_quantity){0};
+        bool ok = kube_quantity_cmp(&b->template_req[i], &free_q) <= 0;
         fits = fits && ok;
-        char a[KQ_FORMAT_MAX], u[KQ_FORMAT_MAX], f[KQ_FORMAT_MAX], q[KQ_FORMAT_MAX];
-        kq_format(&r->alloc[i], a);
-        kq_format(&used[i], u);
-        kq_format(&free_q, f);
-        kq_format(&b->template_req[i], q);
+        char a[KUBE_QUANTITY_FORMAT_MAX], u[KUBE_QUANTITY_FORMAT_MAX], f[KUBE_QUANTITY_FORMAT_MAX],
+            q[KUBE_QUANTITY_FORMAT_MAX];
+        kube_quantity_format(&r->alloc[i], a);
+        kube_quantity_format(&used[i], u);
+        kube_quantity_format(&free_q, f);
+        kube_quantity_format(&b->template_req[i], q);
         json_array_append_new(res, json_pack("{s:s, s:s?, s:s, s:s, s:s, s:b}", "name", b->names[i],
                                              "allocatable", r->has[i] ? a : NULL, "requested", u,
                                              "free", f, "request", q, "fits", ok));
@@ -555,11 +557,11 @@ static void fit_detail(const json_t *fit, const char *node, const char *blocker,
     json_array_foreach(json_object_get(fit_row(fit, node), "resources"), i, r)
     {
         if (!res || strcmp(an_str(r, "name"), res) != 0) continue;
-        kq_quantity q, f;
+        kube_quantity q, f;
         gp_error err;
-        char hq[KQ_FORMAT_MAX], hf[KQ_FORMAT_MAX];
-        if (kq_parse(an_str(r, "request"), &q, &err) < 0 ||
-            kq_parse(an_str(r, "free"), &f, &err) < 0)
+        char hq[KUBE_QUANTITY_FORMAT_MAX], hf[KUBE_QUANTITY_FORMAT_MAX];
+        if (kube_quantity_parse(an_str(r, "request"), &q, &err) < 0 ||
+            kube_quantity_parse(an_str(r, "free"), &f, &err) < 0)
             return;
         an_quantity_human(res, &q, hq);
         an_quantity_human(res, &f, hf);

@@ -1,7 +1,7 @@
 /* kube-scheduler's FitError text, read back into numbers and blocker codes.
  *
  * The text is what the scheduler writes into the PodScheduled condition and
- * the FailedScheduling event (k8s-semantics.md 5.3-5.4; src/cluster/sched.c
+ * the FailedScheduling event (k8s-semantics.md 5.3-5.4; src/controllers/scheduler.c
  * writes the same):
  *
  *   0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't

@@ -58,8 +58,8 @@ static long long status_count(const json_t *node, const char *field, const char 
     const json_t *q =
         json_object_get(json_object_get(json_object_get(node, "status"), field), name);
     if (!json_is_string(q)) return -1;
-    kq_quantity k;
-    if (kq_parse(json_string_value(q), &k, NULL) != 0) return -1;
+    kube_quantity k;
+    if (kube_quantity_parse(json_string_value(q), &k, NULL) != 0) return -1;
     return k.units;
 }
 
@@ -112,8 +112,8 @@ static int pick_config(const an_slots_input *in, config_pick *p, json_t **cfg_er
             rc = -1;
         }
     } else {
-        rc = dp_config_select(in->configmap, label(in->node, CONFIG_LABEL), in->default_config,
-                              in->fallbacks, &key, &how, &e);
+        rc = an_dp_config_select(in->configmap, label(in->node, CONFIG_LABEL), in->default_config,
+                                 in->fallbacks, &key, &how, &e);
     }
     p->info = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?}", "source", "configmap", "name", cm,
                         "namespace", ns, "key", key, "selected_by", how);
@@ -147,7 +147,7 @@ static const json_t *pick_resource(const json_t *cfg, const char *want, char *na
 {
     const json_t *list = json_object_get(json_object_get(cfg, "sharing"), "resources");
     if (want) {
-        if (dp_resource_name(want, name, size, err) != 0) return NULL;
+        if (an_dp_resource_name(want, name, size, err) != 0) return NULL;
     } else {
         snprintf(name, size, "%s", GPU_RESOURCE);
         if (json_array_size(list) > 0) {
@@ -409,7 +409,7 @@ json_t *an_slots(const an_slots_input *in, gp_error *err)
     if (rc == 0) {
         char *log = NULL;
         gp_error e = {0};
-        cfg = dp_config_parse(pick.text, pick.len, pick.name, &log, &e);
+        cfg = an_dp_config_parse(pick.text, pick.len, pick.name, &log, &e);
         if (!cfg)
             cfg_error = json_pack("{s:s, s:s, s:s?}", "stage", "device-plugin", "message", e.text,
                                   "plugin_log", log);

@@ -36,7 +36,7 @@ struct an_why_pending {
     size_t nres;
     const char *resource; /* the extended resource that matters, or NULL */
     size_t res_index;
-    kq_quantity req[MAX_RES];
+    kube_quantity req[MAX_RES];
     an_node_table *nodes;
     plugin_pod *plugins;
     size_t nplugins, pcap;
@@ -52,7 +52,7 @@ struct an_why_pending {
 static void choose_resource(an_why_pending *b)
 {
     for (size_t i = 0; i < b->nres; i++) {
-        if (kq_is_zero(&b->req[i]) || !strchr(b->names[i], '/')) continue;
+        if (kube_quantity_is_zero(&b->req[i]) || !strchr(b->names[i], '/')) continue;
         if (!b->resource || strcmp(b->names[i], "nvidia.com/gpu") == 0) {
             b->resource = b->names[i];
             b->res_index = i;
@@ -194,7 +194,7 @@ void an_why_pending_add_pod(an_why_pending *b, const json_t *pod)
     if (is_plugin_pod(pod)) add_plugin_pod(b, pod);
     const char *node = an_str(json_object_get(pod, "spec"), "nodeName");
     if (!*node || an_pod_terminated(pod)) return;
-    kq_quantity req[MAX_RES];
+    kube_quantity req[MAX_RES];
     gp_error err = {0};
     if (an_pod_requests(pod, b->names, b->nres, req, &err) < 0) {
         json_array_append_new(b->warnings, json_string(err.text));
@@ -203,7 +203,7 @@ void an_why_pending_add_pod(an_why_pending *b, const json_t *pod)
     an_node_entry *e = an_node_table_get(b->nodes, node);
     if (!e || !rec_of(b, e)) return;
     for (size_t i = 0; i < b->nres; i++)
-        if (kq_add(&e->sums[i], &req[i], &e->sums[i], &err) < 0)
+        if (kube_quantity_add(&e->sums[i], &req[i], &e->sums[i], &err) < 0)
             json_array_append_new(b->warnings, json_string(err.text));
 }
 
@@ -318,16 +318,18 @@ static json_t *nodes_section(ctx *c, size_t *advertising)
         an_node_entry *e = c->nodes[i];
         node_rec *r = e->user;
         if (!e->seen || !r) continue;
-        char req[KQ_FORMAT_MAX] = "0", fr[KQ_FORMAT_MAX] = "0";
+        char req[KUBE_QUANTITY_FORMAT_MAX] = "0", fr[KUBE_QUANTITY_FORMAT_MAX] = "0";
         if (b->resource) {
-            kq_quantity alloc = {0}, free_q = {0};
+            kube_quantity alloc = {0}, free_q = {0};
             gp_error err;
-            if (r->allocatable && kq_parse(r->allocatable, &alloc, &err) < 0)
-                alloc = (kq_quantity){0};
-            if (!kq_is_zero(&alloc) && kq_cmp(&alloc, &(kq_quantity){0}) > 0) (*advertising)++;
-            kq_sub(&alloc, &e->sums[b->res_index], &free_q, &err);
-            kq_format(&e->sums[b->res_index], req);
-            kq_format(&free_q, fr);
+            if (r->allocatable && kube_quantity_parse(r->allocatable, &alloc, &err) < 0)
+                alloc = (kube_quantity){0};
+            if (!kube_quantity_is_zero(&alloc) &&
+                kube_quantity_cmp(&alloc, &(kube_quantity){0}) > 0)
+                (*advertising)++;
+            kube_quantity_sub(&alloc, &e->sums[b->res_index], &free_q, &err);
+            kube_quantity_format(&e->sums[b->res_index], req);
+            kube_quantity_format(&free_q, fr);
             char field[300];
             snprintf(field, sizeof field, ".status.allocatable.%s", b->resource);
             evidence(c, "node", e->name, field, r->allocatable);
@@ -561,10 +563,10 @@ static void verdict(ctx *c, const char *layer, const char *why)
 static json_t *requests_json(const an_why_pending *b)
 {
     json_t *out = json_object();
-    char buf[KQ_FORMAT_MAX];
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
     for (size_t i = 0; i < b->nres; i++) {
-        if (kq_is_zero(&b->req[i])) continue;
-        kq_format(&b->req[i], buf);
+        if (kube_quantity_is_zero(&b->req[i])) continue;
+        kube_quantity_format(&b->req[i], buf);
         json_object_set_new(out, b->names[i], json_string(buf));
     }
     return out;

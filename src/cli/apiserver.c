@@ -12,12 +12,12 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "cluster/controllers.h"
-#include "cluster/kubeconfig.h"
-#include "cluster/seed.h"
-#include "cluster/server.h"
-#include "cluster/store.h"
-#include "cluster/tls.h"
+#include "controllers/controllers.h"
+#include "client/kubeconfig_write.h"
+#include "lab/cluster_shape.h"
+#include "apiserver/server.h"
+#include "apiserver/store.h"
+#include "apiserver/tls.h"
 #include "util/file.h"
 #include "util/random.h"
 
@@ -73,8 +73,8 @@ int main(int argc, char **argv)
     cli_setup_messages();
     const char *data = NULL, *address = "127.0.0.1";
     long port = 0, history = 0;
-    gc_seed seed;
-    gc_seed_defaults(&seed);
+    lab_shape seed;
+    lab_shape_defaults(&seed);
     gp_error err = {0};
     char default_data[PATH_MAX];
     for (int i = 1; i < argc; i++) {
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
             if (*end || history < 1 || history > 10000000)
                 return cli_usage_error("cluster", _("--watch-history takes 1 to 10000000"));
         } else {
-            int used = gc_seed_option(&seed, argc - i, argv + i, &err);
+            int used = lab_shape_option(&seed, argc - i, argv + i, &err);
             if (used < 0) return cli_usage_error("cluster", "%s", err.text);
             if (used == 0)
                 return cli_usage_error("cluster", _("unexpected argument '%s'"), argv[i]);
@@ -108,9 +108,9 @@ int main(int argc, char **argv)
         data = default_data;
     }
     char token[65];
-    gc_tls tls = {0};
+    as_tls tls = {0};
     if (make_private_dir(data, &err) != 0 || load_token(data, token, &err) != 0 ||
-        gc_tls_ensure(data, address, &tls, &err) != 0) {
+        as_tls_ensure(data, address, &tls, &err) != 0) {
         cli_report(&err);
         return EXIT_CANNOT_TELL;
     }
@@ -122,48 +122,49 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     char store_path[PATH_MAX + 16];
     snprintf(store_path, sizeof store_path, "%s/store.db", data);
-    gc_api api = {gc_store_open(store_path, (size_t)history, &err)};
-    if (!api.store || gc_api_bootstrap(&api, &err) != 0 || gc_seed_apply(&api, &seed, &err) != 0) {
+    as_api api = {as_store_open(store_path, (size_t)history, &err)};
+    if (!api.store || as_api_bootstrap(&api, &err) != 0 ||
+        lab_shape_apply(&api, &seed, &err) != 0) {
         cli_report(&err);
-        gc_store_close(api.store);
-        gc_tls_free(&tls);
+        as_store_close(api.store);
+        as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
-    gc_controller_options copt = {.runtime_check = seed.runtime_check};
-    gc_controllers *controllers = seed.no_controllers ? NULL : gc_controllers_new(&api, &copt);
-    if (controllers && gc_controllers_start(controllers, &err) != 0) {
+    ctl_loop_options copt = {.runtime_check = seed.runtime_check};
+    ctl_loop *controllers = seed.no_controllers ? NULL : ctl_loop_new(&api, &copt);
+    if (controllers && ctl_loop_start(controllers, &err) != 0) {
         cli_report(&err);
-        gc_controllers_free(controllers);
-        gc_store_close(api.store);
-        gc_tls_free(&tls);
+        ctl_loop_free(controllers);
+        as_store_close(api.store);
+        as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
-    gc_server_options opt = {address, (uint16_t)port, token, tls.cert_pem, tls.key_pem, &api};
-    gc_server *s = gc_server_start(&opt, &err);
+    as_server_options opt = {address, (uint16_t)port, token, tls.cert_pem, tls.key_pem, &api};
+    as_server *s = as_server_start(&opt, &err);
     if (!s) {
         cli_report(&err);
-        gc_controllers_free(controllers);
-        gc_store_close(api.store);
-        gc_tls_free(&tls);
+        ctl_loop_free(controllers);
+        as_store_close(api.store);
+        as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
     char url[128], kubeconfig[PATH_MAX + 16];
-    snprintf(url, sizeof url, "https://%s:%u", address, (unsigned)gc_server_port(s));
+    snprintf(url, sizeof url, "https://%s:%u", address, (unsigned)as_server_port(s));
     snprintf(kubeconfig, sizeof kubeconfig, "%s/kubeconfig", data);
-    if (gc_kubeconfig_write(kubeconfig, "gpuop", url, tls.cert_base64, token, &err) != 0) {
+    if (kc_kubeconfig_write(kubeconfig, "gpuop", url, tls.cert_base64, token, &err) != 0) {
         cli_report(&err);
-        gc_controllers_free(controllers);
-        gc_server_stop(s);
-        gc_store_close(api.store);
-        gc_tls_free(&tls);
+        ctl_loop_free(controllers);
+        as_server_stop(s);
+        as_store_close(api.store);
+        as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
     fprintf(stderr, _("gpuop API server on %s; kubeconfig %s\n"), url, kubeconfig);
     int sig;
     sigwait(&stop, &sig);
-    gc_controllers_free(controllers);
-    gc_server_stop(s);
-    gc_store_close(api.store);
-    gc_tls_free(&tls);
+    ctl_loop_free(controllers);
+    as_server_stop(s);
+    as_store_close(api.store);
+    as_tls_free(&tls);
     return EXIT_HOLDS;
 }

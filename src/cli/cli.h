@@ -26,19 +26,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 /* True for -h and --help. */
 int cli_is_help(const char *arg);
 
-int cmd_toml(int argc, char **argv);
-int cmd_cluster(int argc, char **argv);
-int cmd_containerd(int argc, char **argv);
-int cmd_containerd_merge(int argc, char **argv);
-int cmd_containerd_check(int argc, char **argv);
-int cmd_containerd_script(int argc, char **argv);
-int cmd_lab(int argc, char **argv);
-int cmd_nodes(int argc, char **argv);
-int cmd_why_pending(int argc, char **argv);
-int cmd_slots(int argc, char **argv);
-int cmd_rollout(int argc, char **argv);
+int cli_cmd_toml(int argc, char **argv);
+int cli_cmd_cluster(int argc, char **argv);
+int cli_cmd_containerd(int argc, char **argv);
+int cli_cmd_containerd_merge(int argc, char **argv);
+int cli_cmd_containerd_check(int argc, char **argv);
+int cli_cmd_containerd_script(int argc, char **argv);
+int cli_cmd_lab(int argc, char **argv);
+int cli_cmd_nodes(int argc, char **argv);
+int cli_cmd_why_pending(int argc, char **argv);
+int cli_cmd_slots(int argc, char **argv);
+int cli_cmd_rollout(int argc, char **argv);
 /* gpuop run through a link named `containerd`: a stand-in that answers
  * `containerd config dump` from $GPUOP_STANDIN_DUMP (tests, lab grader). */
-int standin_containerd_main(int argc, char **argv);
+int cli_standin_containerd_main(int argc, char **argv);
 
 #endif

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cluster/daemon.h"
-#include "cluster/seed.h"
-#include "cluster/kubeconfig_merge.h"
+#include "util/daemon.h"
+#include "lab/cluster_shape.h"
+#include "client/kubeconfig_merge.h"
 #include "util/file.h"
 
 #define HELPER         "gpuop-apiserver"
@@ -114,7 +114,7 @@ enum { OPT_ADDRESS = 1, OPT_PORT = 2, OPT_KUBECONFIG = 4, OPT_NO_MERGE = 8, OPT_
 
 /* The cluster's shape (--nodes, --lab, ...) goes to the server as given;
  * it is checked here first so that `up` fails before starting anything. */
-#define MAX_SHAPE_ARGS (2 * 4 * GC_SEED_MAX_ITEMS)
+#define MAX_SHAPE_ARGS (2 * 4 * LAB_SHAPE_MAX_ITEMS)
 
 typedef struct cluster_opts {
     const char *data;
@@ -145,10 +145,10 @@ static int parse_opts(int argc, char **argv, unsigned allowed, cluster_opts *o)
             if (*end || end == argv[i] || o->port < 0 || o->port > 65535)
                 return cli_usage_error("cluster", _("--port takes 0 to 65535"));
         } else if (allowed & OPT_SHAPE) {
-            gc_seed seed;
-            gc_seed_defaults(&seed);
+            lab_shape seed;
+            lab_shape_defaults(&seed);
             gp_error err = {0};
-            int used = gc_seed_option(&seed, argc - i, argv + i, &err);
+            int used = lab_shape_option(&seed, argc - i, argv + i, &err);
             if (used < 0) return cli_usage_error("cluster", "%s", err.text);
             if (used == 0 || o->shape_count + used > MAX_SHAPE_ARGS)
                 return cli_usage_error("cluster", _("unexpected argument '%s'"), arg);
@@ -325,7 +325,7 @@ static bool url_answers(const char *url, int timeout_ms)
     char host[256];
     unsigned port;
     return url && split_url(url, host, sizeof host, &port) &&
-           gc_tcp_answers(host, port, timeout_ms);
+           gp_tcp_answers(host, port, timeout_ms);
 }
 
 /* ---- starting the server ------------------------------------------------- */
@@ -359,7 +359,7 @@ static unsigned choose_port(const cluster_opts *o, const data_dir *d)
     char *last = read_state(d, "port");
     long port = last ? strtol(last, NULL, 10) : 0;
     free(last);
-    if (port > 0 && port <= 65535 && gc_port_free(o->address, (unsigned)port))
+    if (port > 0 && port <= 65535 && gp_port_free(o->address, (unsigned)port))
         return (unsigned)port;
     return 0;
 }
@@ -390,7 +390,7 @@ typedef struct start_state {
  * the server URL, or NULL after saying why (the helper is stopped then). */
 static char *wait_until_up(start_state *s)
 {
-    long long deadline = gc_now_ms() + START_WAIT_MS;
+    long long deadline = gp_now_ms() + START_WAIT_MS;
     for (;;) {
         int status;
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
@@ -403,14 +403,14 @@ static char *wait_until_up(start_state *s)
             if (url_answers(url, 200)) return url;
             free(url);
         }
-        if (gc_now_ms() >= deadline) {
+        if (gp_now_ms() >= deadline) {
             cli_error(_("%s did not answer within %d seconds; stopped it"), HELPER,
                       START_WAIT_MS / 1000);
-            gc_daemon_stop(s->pid, 2000);
+            gp_daemon_stop(s->pid, 2000);
             waitpid(s->pid, NULL, WNOHANG);
             return NULL;
         }
-        gc_sleep_ms(20);
+        gp_sleep_ms(20);
     }
 }
 
@@ -434,14 +434,14 @@ static char *start_server(const cluster_opts *o, const data_dir *d, unsigned por
     for (int i = 0; i < o->shape_count; i++)
         argv[7 + i] = o->shape[i];
     gp_error err = {0};
-    s.pid = gc_daemon_spawn(argv, s.log, &err);
+    s.pid = gp_daemon_spawn(argv, s.log, &err);
     if (s.pid < 0) {
         cli_report(&err);
         return NULL;
     }
-    if (gc_pidfile_write(s.pidfile, s.pid, &err) != 0) {
+    if (gp_pidfile_write(s.pidfile, s.pid, &err) != 0) {
         cli_report(&err);
-        gc_daemon_stop(s.pid, 2000);
+        gp_daemon_stop(s.pid, 2000);
         waitpid(s.pid, NULL, 0);
         return NULL;
     }
@@ -467,7 +467,7 @@ static bool is_servers_own(const char *path, const data_dir *d)
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static void print_backup(const gc_kc_result *r)
+static void print_backup(const kc_merge_result *r)
 {
     if (r->backup) printf(_("  (the old file is kept as %s)\n"), r->backup);
 }
@@ -478,7 +478,7 @@ static int merge_into_user(const cluster_opts *o, const data_dir *d, const char 
     char own[PATH_MAX + 32];
     dir_file(d, "kubeconfig", own, sizeof own);
     gp_error err = {0};
-    char *target = o->no_merge ? NULL : gc_kubeconfig_user_path(o->kubeconfig, &err);
+    char *target = o->no_merge ? NULL : kc_kubeconfig_user_path(o->kubeconfig, &err);
     if (o->no_merge || (target && is_servers_own(target, d))) {
         printf(_("gpuop cluster is up on %s\n"
                  "use it with: kubectl --kubeconfig %s api-resources\n"),
@@ -488,8 +488,8 @@ static int merge_into_user(const cluster_opts *o, const data_dir *d, const char 
     }
     json_t *source = target ? json_load_file(own, 0, NULL) : NULL;
     if (target && !source) gp_error_set(&err, own, 0, 0, "cannot read the server's kubeconfig");
-    gc_kc_result r = {0};
-    if (!source || gc_kubeconfig_merge(target, CONTEXT_NAME, source, &r, &err) != 0) {
+    kc_merge_result r = {0};
+    if (!source || kc_kubeconfig_merge(target, CONTEXT_NAME, source, &r, &err) != 0) {
         cli_report(&err);
         cli_error(_("the server runs, but the context was not added; run 'gpuop cluster up' "
                     "again once the file is fixed, or use --kubeconfig %s"),
@@ -510,7 +510,7 @@ static int merge_into_user(const cluster_opts *o, const data_dir *d, const char 
     print_backup(&r);
     free(absolute);
     free(target);
-    gc_kc_result_free(&r);
+    kc_merge_result_free(&r);
     return rc == 0 ? EXIT_HOLDS : EXIT_CANNOT_TELL;
 }
 
@@ -521,30 +521,30 @@ static int remove_from_user(const cluster_opts *o, const data_dir *d)
     if (!token) return EXIT_HOLDS; /* never served: nothing of ours anywhere */
     char *merged = o->kubeconfig ? NULL : read_state(d, "merged-into");
     gp_error err = {0};
-    char *target = gc_kubeconfig_user_path(o->kubeconfig ? o->kubeconfig : merged, &err);
+    char *target = kc_kubeconfig_user_path(o->kubeconfig ? o->kubeconfig : merged, &err);
     char *previous = read_state(d, "previous-context");
-    gc_kc_result r = {0};
+    kc_merge_result r = {0};
     int rc = EXIT_HOLDS;
     if (!target) {
         rc = EXIT_CANNOT_TELL;
     } else if (!is_servers_own(target, d)) {
-        rc = gc_kubeconfig_unmerge(target, CONTEXT_NAME, token, previous, &r, &err) == 0
+        rc = kc_kubeconfig_unmerge(target, CONTEXT_NAME, token, previous, &r, &err) == 0
                  ? EXIT_HOLDS
                  : EXIT_CANNOT_TELL;
     }
     if (rc != EXIT_HOLDS) {
         cli_report(&err);
-    } else if (r.outcome == GC_KC_NOT_OURS) {
+    } else if (r.outcome == KC_MERGE_NOT_OURS) {
         printf(_("left context \"%s\" in %s: it belongs to another gpuop cluster\n"), CONTEXT_NAME,
                target);
     } else {
-        if (r.outcome == GC_KC_WRITTEN)
+        if (r.outcome == KC_MERGE_WRITTEN)
             printf(_("removed context \"%s\" from %s\n"), CONTEXT_NAME, target);
         print_backup(&r);
         remove_state(d, "previous-context");
         remove_state(d, "merged-into");
     }
-    gc_kc_result_free(&r);
+    kc_merge_result_free(&r);
     free(previous);
     free(target);
     free(merged);
@@ -561,7 +561,7 @@ static int find_server(const data_dir *d, bool tidy, pid_t *pid)
 {
     char path[PATH_MAX + 32];
     gp_error err = {0};
-    int found = gc_pidfile_read(dir_file(d, "apiserver.pid", path, sizeof path), pid, &err);
+    int found = gp_pidfile_read(dir_file(d, "apiserver.pid", path, sizeof path), pid, &err);
     if (found == -2 && tidy) {
         unlink(path);
         return 0;
@@ -570,7 +570,7 @@ static int find_server(const data_dir *d, bool tidy, pid_t *pid)
         cli_report(&err);
         return -1;
     }
-    if (found && gc_daemon_is(*pid, HELPER, d->path)) return 1;
+    if (found && gp_daemon_is(*pid, HELPER, d->path)) return 1;
     if (found && tidy) unlink(path);
     return 0;
 }
@@ -625,7 +625,7 @@ static int cluster_down(int argc, char **argv)
     int found = find_server(&d, true, &pid);
     if (found < 0) rc = EXIT_CANNOT_TELL;
     if (found == 0) printf(_("gpuop cluster is not running\n"));
-    if (found > 0 && gc_daemon_stop(pid, STOP_WAIT_MS) < 0) {
+    if (found > 0 && gp_daemon_stop(pid, STOP_WAIT_MS) < 0) {
         cli_error(_("%s (pid %ld) did not stop, even on SIGKILL"), HELPER, (long)pid);
         rc = EXIT_CANNOT_TELL;
     } else if (found > 0) {
@@ -672,7 +672,7 @@ static int cluster_status(int argc, char **argv)
     return found < 0 ? EXIT_CANNOT_TELL : EXIT_DOES_NOT_HOLD;
 }
 
-int cmd_cluster(int argc, char **argv)
+int cli_cmd_cluster(int argc, char **argv)
 {
     if (argc < 2) {
         cluster_usage(stderr);

@@ -24,7 +24,7 @@ static void containerd_usage(FILE *out)
           out);
 }
 
-int cmd_containerd(int argc, char **argv)
+int cli_cmd_containerd(int argc, char **argv)
 {
     if (argc < 2) {
         containerd_usage(stderr);
@@ -35,8 +35,8 @@ int cmd_containerd(int argc, char **argv)
         containerd_usage(stdout);
         return EXIT_HOLDS;
     }
-    if (strcmp(sub, "merge") == 0) return cmd_containerd_merge(argc - 1, argv + 1);
-    if (strcmp(sub, "check") == 0) return cmd_containerd_check(argc - 1, argv + 1);
-    if (strcmp(sub, "script") == 0) return cmd_containerd_script(argc - 1, argv + 1);
+    if (strcmp(sub, "merge") == 0) return cli_cmd_containerd_merge(argc - 1, argv + 1);
+    if (strcmp(sub, "check") == 0) return cli_cmd_containerd_check(argc - 1, argv + 1);
+    if (strcmp(sub, "script") == 0) return cli_cmd_containerd_script(argc - 1, argv + 1);
     return cli_usage_error("containerd", _("unknown containerd command '%s'"), sub);
 }

@@ -462,7 +462,7 @@ static int check_daemon(const check_opts *o)
     return finish(o, &v);
 }
 
-int cmd_containerd_check(int argc, char **argv)
+int cli_cmd_containerd_check(int argc, char **argv)
 {
     check_opts o;
     int rc = parse_args(argc, argv, &o);

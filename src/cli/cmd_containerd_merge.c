@@ -464,11 +464,11 @@ static void pick_family(merge_args *a)
     free(errout);
 }
 
-int cmd_containerd_merge(int argc, char **argv)
+int cli_cmd_containerd_merge(int argc, char **argv)
 {
     merge_args a = {.opt.family = CD_V2_1};
     for (int i = 1; i < argc; i++)
-        if (cli_is_help(argv[i])) return cmd_containerd(2, (char *[]){"containerd", "--help"});
+        if (cli_is_help(argv[i])) return cli_cmd_containerd(2, (char *[]){"containerd", "--help"});
     if (parse_args(argc, argv, &a) != 0) return EXIT_CANNOT_TELL;
     if (a.version_text && cd_family_parse(a.version_text, &a.opt.family) != 0) {
         cli_error(_("unknown containerd version '%s' (1.6, 1.7, 2.0, 2.1 or 2.2)"), a.version_text);

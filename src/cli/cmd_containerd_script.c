@@ -24,7 +24,7 @@ static void script_usage(FILE *out)
           out);
 }
 
-int cmd_containerd_script(int argc, char **argv)
+int cli_cmd_containerd_script(int argc, char **argv)
 {
     const char *handler = NULL;
     for (int i = 1; i < argc; i++) {

@@ -82,7 +82,7 @@ static void lab_usage(FILE *out)
             "Exit status: 0 passes (or done), 1 a check fails, 2 cannot tell\n"
             "(no workspace, cluster unreachable, usage error).\n"),
           out);
-    kube_cli_options_help(out);
+    cli_kube_options_help(out);
 }
 
 /* ---- arguments ----------------------------------------------------------- */
@@ -105,8 +105,8 @@ static int parse_args(int argc, char **argv, lab_args *a)
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int k = kube_cli_option(argc, argv, &i, &a->kube);
-        if (k < 0) return kube_cli_option_error("lab", k, arg);
+        int k = cli_kube_option(argc, argv, &i, &a->kube);
+        if (k < 0) return cli_kube_option_error("lab", k, arg);
         if (k > 0) {
             a->external |=
                 strncmp(arg, "--kubeconfig", 12) == 0 || strncmp(arg, "--context", 9) == 0;
@@ -236,7 +236,7 @@ static int lab_connect(const lab_args *a, kc_client **c)
         cli_error(_("no cluster for %s: run 'gpuop lab up' first"), a->root);
         return EXIT_CANNOT_TELL;
     }
-    int rc = kube_cli_connect(&o, c);
+    int rc = cli_kube_connect(&o, c);
     json_decref(state);
     return rc;
 }
@@ -274,7 +274,7 @@ static int prepare_nodes(lab_args *a, const lab_params *p)
     gp_error err = {0};
     kc_result r = lab_cluster_prepare(c, p, &err);
     kc_client_free(c);
-    if (r != KC_OK) return kube_cli_fail(r, &err);
+    if (r != KC_OK) return cli_kube_fail(r, &err);
     return EXIT_HOLDS;
 }
 
@@ -305,7 +305,7 @@ static int lab_up(lab_args *a)
             return EXIT_CANNOT_TELL;
         }
         char *argv[] = {"cluster", "up", "--data", data, NULL};
-        rc = cmd_cluster(4, argv);
+        rc = cli_cmd_cluster(4, argv);
         if (rc != EXIT_HOLDS) {
             free(data);
             return rc;
@@ -376,7 +376,7 @@ static json_t *grade(const lab_args *a, const lab_params *p, bool *cannot_tell)
         if (lab_connect(a, &c) == EXIT_HOLDS) {
             gp_error err = {0};
             kc_result r = lab_cluster_snapshot(c, &snap, &err);
-            if (r != KC_OK) kube_cli_fail(r, &err);
+            if (r != KC_OK) cli_kube_fail(r, &err);
         }
         kc_client_free(c);
     }
@@ -643,7 +643,7 @@ static int lab_reset(lab_args *a)
         kc_client_free(c);
         if (r != KC_OK) {
             json_decref(state);
-            return kube_cli_fail(r, &err);
+            return cli_kube_fail(r, &err);
         }
     }
     char stamp[32], backup[PATH_MAX];
@@ -679,7 +679,7 @@ static int lab_down(lab_args *a)
     } else if (strcmp(mode, "embedded") == 0) {
         char *data = strdup(sget(state, "data"));
         char *argv[] = {"cluster", "down", "--data", data, NULL};
-        rc = cmd_cluster(4, argv);
+        rc = cli_cmd_cluster(4, argv);
         free(data);
     } else {
         lab_params p;
@@ -688,7 +688,7 @@ static int lab_down(lab_args *a)
             gp_error err = {0};
             kc_result r = lab_cluster_remove(c, &p, &err);
             if (r != KC_OK)
-                rc = kube_cli_fail(r, &err);
+                rc = cli_kube_fail(r, &err);
             else
                 printf(_("The lab's nodes and objects are removed from the cluster.\n"));
         }
@@ -703,7 +703,7 @@ static int lab_down(lab_args *a)
     return rc;
 }
 
-int cmd_lab(int argc, char **argv)
+int cli_cmd_lab(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) {

@@ -22,7 +22,7 @@ static void nodes_usage(FILE *out)
             "\n"
             "Exit status: 0 nothing flagged, 1 a node is flagged, 2 cannot tell.\n"),
           out);
-    kube_cli_options_help(out);
+    cli_kube_options_help(out);
 }
 
 static int add_node(json_t *item, void *ud)
@@ -37,7 +37,7 @@ static int add_pod(json_t *item, void *ud)
     return 0;
 }
 
-int cmd_nodes(int argc, char **argv)
+int cli_cmd_nodes(int argc, char **argv)
 {
     kc_options kube = {0};
     const char *resource = "nvidia.com/gpu";
@@ -48,15 +48,15 @@ int cmd_nodes(int argc, char **argv)
             nodes_usage(stdout);
             return EXIT_HOLDS;
         }
-        int k = kube_cli_option(argc, argv, &i, &kube);
-        if (k < 0) return kube_cli_option_error("nodes", k, arg);
+        int k = cli_kube_option(argc, argv, &i, &kube);
+        if (k < 0) return cli_kube_option_error("nodes", k, arg);
         if (k > 0) continue;
         if ((strcmp(arg, "--resource") == 0 || strcmp(arg, "-o") == 0) && i + 1 >= argc)
             return cli_usage_error("nodes", _("%s needs a value"), arg);
         if (strcmp(arg, "--resource") == 0) {
             resource = argv[++i];
         } else if (strcmp(arg, "-o") == 0) {
-            if (kube_cli_format(argv[++i], true, &fmt) != 0)
+            if (cli_kube_format(argv[++i], true, &fmt) != 0)
                 return cli_usage_error("nodes", _("unknown output format '%s' (text, json or lab)"),
                                        argv[i]);
         } else {
@@ -64,16 +64,16 @@ int cmd_nodes(int argc, char **argv)
         }
     }
     kc_client *c = NULL;
-    int rc = kube_cli_connect(&kube, &c);
+    int rc = cli_kube_connect(&kube, &c);
     if (rc != EXIT_HOLDS) return rc;
     gp_error err = {0};
     an_nodes *b = an_nodes_new(resource, &err);
     kc_result r = b ? kc_list(c, "/api/v1/nodes", 0, add_node, b, &err) : KC_API_ERROR;
-    if (r == KC_OK) r = kube_cli_list_pods(c, add_pod, b, &err);
+    if (r == KC_OK) r = cli_kube_list_pods(c, add_pod, b, &err);
     kc_client_free(c);
     if (r != KC_OK) {
         an_nodes_free(b);
-        return kube_cli_fail(r, &err);
+        return cli_kube_fail(r, &err);
     }
     json_t *report = an_nodes_finish(b, &err);
     an_nodes_free(b);
@@ -81,7 +81,7 @@ int cmd_nodes(int argc, char **argv)
         cli_report(&err);
         return EXIT_CANNOT_TELL;
     }
-    rc = kube_cli_print_report(report, fmt, an_nodes_render);
+    rc = cli_kube_print_report(report, fmt, an_nodes_render);
     if (rc == EXIT_HOLDS) {
         const json_t *summary = json_object_get(report, "summary");
         if (json_integer_value(json_object_get(summary, "flagged")) > 0) rc = EXIT_DOES_NOT_HOLD;

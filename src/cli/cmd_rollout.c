@@ -21,7 +21,7 @@ static void rollout_usage(FILE *out)
             "\n"
             "Exit status: 0 rolled out, 1 stalled or still progressing, 2 cannot tell.\n"),
           out);
-    kube_cli_options_help(out);
+    cli_kube_options_help(out);
 }
 
 static int add_node(json_t *item, void *ud)
@@ -57,21 +57,21 @@ static kc_result feed(kc_client *c, an_rollout *b, const char *ns, gp_error *err
     free(ens);
     kc_result r = kc_list(c, revisions, 0, add_revision, b, err);
     if (r == KC_OK) r = kc_list(c, "/api/v1/nodes", 0, add_node, b, err);
-    if (r == KC_OK) r = kube_cli_list_pods(c, add_pod, b, err);
+    if (r == KC_OK) r = cli_kube_list_pods(c, add_pod, b, err);
     if (r == KC_OK) r = kc_list(c, events, 0, add_event, b, err);
     return r;
 }
 
-int cmd_rollout(int argc, char **argv)
+int cli_cmd_rollout(int argc, char **argv)
 {
-    kube_cli_object o;
-    int rc = kube_cli_object_args(argc, argv, "rollout", true, rollout_usage,
+    cli_kube_object o;
+    int rc = cli_kube_object_args(argc, argv, "rollout", true, rollout_usage,
                                   _("which DaemonSet? give NAMESPACE/NAME"), &o);
     if (rc >= 0) return rc;
     kc_client *c = NULL;
-    if ((rc = kube_cli_connect(&o.kube, &c)) != EXIT_HOLDS) return rc;
+    if ((rc = cli_kube_connect(&o.kube, &c)) != EXIT_HOLDS) return rc;
     char path[1024], ns[256];
-    kube_cli_object_path(c, o.target, "/apis/apps/v1/namespaces/%s/daemonsets/%s", path,
+    cli_kube_object_path(c, o.target, "/apis/apps/v1/namespaces/%s/daemonsets/%s", path,
                          sizeof path, ns);
     gp_error err = {0};
     json_t *ds = NULL;
@@ -85,7 +85,7 @@ int cmd_rollout(int argc, char **argv)
     kc_client_free(c);
     if (r != KC_OK) {
         an_rollout_free(b);
-        return kube_cli_fail(r, &err);
+        return cli_kube_fail(r, &err);
     }
     json_t *report = an_rollout_finish(b, &err);
     an_rollout_free(b);
@@ -93,7 +93,7 @@ int cmd_rollout(int argc, char **argv)
         cli_report(&err);
         return EXIT_CANNOT_TELL;
     }
-    rc = kube_cli_print_report(report, o.fmt, an_rollout_render);
+    rc = cli_kube_print_report(report, o.fmt, an_rollout_render);
     const char *state =
         json_string_value(json_object_get(json_object_get(report, "verdict"), "state"));
     if (rc == EXIT_HOLDS && state && strcmp(state, "complete") != 0) rc = EXIT_DOES_NOT_HOLD;

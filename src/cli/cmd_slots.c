@@ -39,7 +39,7 @@ static void slots_usage(FILE *out)
             "Exit status: 0 the config is valid (and the node agrees), 1 it is not\n"
             "or the node advertises another count, 2 cannot tell.\n"),
           out);
-    kube_cli_options_help(out);
+    cli_kube_options_help(out);
 }
 
 static int parse_args(int argc, char **argv, slots_args *a)
@@ -50,8 +50,8 @@ static int parse_args(int argc, char **argv, slots_args *a)
         "--default-config", "--fallbacks",  "-o",         NULL};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        int k = kube_cli_option(argc, argv, &i, &a->kube);
-        if (k < 0) return kube_cli_option_error("slots", k, arg);
+        int k = cli_kube_option(argc, argv, &i, &a->kube);
+        if (k < 0) return cli_kube_option_error("slots", k, arg);
         if (k > 0) continue;
         bool takes = false;
         for (size_t v = 0; valued[v]; v++)
@@ -83,13 +83,13 @@ static int parse_args(int argc, char **argv, slots_args *a)
             a->in.default_config = value;
         } else if (strcmp(arg, "--fallbacks") == 0) {
             a->in.fallbacks = value;
-        } else if (kube_cli_format(value, true, &a->fmt) != 0) {
+        } else if (cli_kube_format(value, true, &a->fmt) != 0) {
             return cli_usage_error("slots", _("-o wants text, json or lab"));
         }
     }
     if (a->config && a->configmap)
         return cli_usage_error("slots", _("--config and --configmap exclude each other"));
-    if (a->node && !kube_cli_name_ok("slots", "node", a->node)) return EXIT_CANNOT_TELL;
+    if (a->node && !cli_kube_name_ok("slots", "node", a->node)) return EXIT_CANNOT_TELL;
     if (a->configmap) {
         char name[512];
         snprintf(name, sizeof name, "%s", a->configmap);
@@ -97,7 +97,7 @@ static int parse_args(int argc, char **argv, slots_args *a)
         const char *slash = strchr(name, '/');
         if (slash && (size_t)(slash - name) == 0)
             return cli_usage_error("slots", _("'%s' is not a valid %s name"), "", "namespace");
-        if (!kube_cli_name_ok("slots", "ConfigMap", slash ? slash + 1 : name))
+        if (!cli_kube_name_ok("slots", "ConfigMap", slash ? slash + 1 : name))
             return EXIT_CANNOT_TELL;
     }
     return 0;
@@ -134,7 +134,7 @@ static kc_result fetch_node(kc_client *c, const char *name, json_t **node, gp_er
     return kc_get(c, path, node, err);
 }
 
-int cmd_slots(int argc, char **argv)
+int cli_cmd_slots(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) {
@@ -158,12 +158,12 @@ int cmd_slots(int argc, char **argv)
         a.in.config_name = a.config;
     }
     if (a.configmap || a.node) {
-        if ((rc = kube_cli_connect(&a.kube, &c)) != EXIT_HOLDS) goto out;
+        if ((rc = cli_kube_connect(&a.kube, &c)) != EXIT_HOLDS) goto out;
         kc_result r = KC_OK;
         if (a.configmap) r = fetch_configmap(c, a.configmap, &cm, key, sizeof key, &err);
         if (r == KC_OK && a.node) r = fetch_node(c, a.node, &node, &err);
         if (r != KC_OK) {
-            rc = kube_cli_fail(r, &err);
+            rc = cli_kube_fail(r, &err);
             goto out;
         }
         a.in.configmap = cm;
@@ -176,7 +176,7 @@ int cmd_slots(int argc, char **argv)
         rc = EXIT_CANNOT_TELL;
         goto out;
     }
-    rc = kube_cli_print_report(report, a.fmt, an_slots_render);
+    rc = cli_kube_print_report(report, a.fmt, an_slots_render);
     bool bad = !json_is_null(json_object_get(report, "config_error")) ||
                json_is_false(json_object_get(report, "advertised_agrees"));
     if (rc == EXIT_HOLDS && bad) rc = EXIT_DOES_NOT_HOLD;

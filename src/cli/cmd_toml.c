@@ -218,7 +218,7 @@ static int toml_keys(int argc, char **argv)
     return finish_output();
 }
 
-int cmd_toml(int argc, char **argv)
+int cli_cmd_toml(int argc, char **argv)
 {
     if (argc < 2) {
         toml_usage(stderr);

@@ -23,7 +23,7 @@ static void why_pending_usage(FILE *out)
             "Exit status: 0 the pod is scheduled and nothing is wrong, 1 a layer is\n"
             "broken, 2 cannot tell (no such pod, cluster unreachable).\n"),
           out);
-    kube_cli_options_help(out);
+    cli_kube_options_help(out);
 }
 
 static int add_node(json_t *item, void *ud)
@@ -59,23 +59,23 @@ static kc_result feed(kc_client *c, an_why_pending *b, const char *ns, gp_error 
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/events", ens);
     free(ens);
     kc_result r = kc_list(c, "/api/v1/nodes", 0, add_node, b, err);
-    if (r == KC_OK) r = kube_cli_list_pods(c, add_pod, b, err);
+    if (r == KC_OK) r = cli_kube_list_pods(c, add_pod, b, err);
     if (r == KC_OK) r = kc_list(c, path, 0, add_event, b, err);
     if (r == KC_OK)
         r = kc_list(c, "/apis/node.k8s.io/v1/runtimeclasses", 0, add_runtimeclass, b, err);
     return r;
 }
 
-int cmd_why_pending(int argc, char **argv)
+int cli_cmd_why_pending(int argc, char **argv)
 {
-    kube_cli_object o;
-    int rc = kube_cli_object_args(argc, argv, "why-pending", true, why_pending_usage,
+    cli_kube_object o;
+    int rc = cli_kube_object_args(argc, argv, "why-pending", true, why_pending_usage,
                                   _("which pod? give NAMESPACE/POD"), &o);
     if (rc >= 0) return rc;
     kc_client *c = NULL;
-    if ((rc = kube_cli_connect(&o.kube, &c)) != EXIT_HOLDS) return rc;
+    if ((rc = cli_kube_connect(&o.kube, &c)) != EXIT_HOLDS) return rc;
     char path[1024], ns[256];
-    kube_cli_object_path(c, o.target, "/api/v1/namespaces/%s/pods/%s", path, sizeof path, ns);
+    cli_kube_object_path(c, o.target, "/api/v1/namespaces/%s/pods/%s", path, sizeof path, ns);
     gp_error err = {0};
     json_t *pod = NULL;
     kc_result r = kc_get(c, path, &pod, &err);
@@ -88,7 +88,7 @@ int cmd_why_pending(int argc, char **argv)
     kc_client_free(c);
     if (r != KC_OK) {
         an_why_pending_free(b);
-        return kube_cli_fail(r, &err);
+        return cli_kube_fail(r, &err);
     }
     json_t *report = an_why_pending_finish(b, &err);
     an_why_pending_free(b);
@@ -96,7 +96,7 @@ int cmd_why_pending(int argc, char **argv)
         cli_report(&err);
         return EXIT_CANNOT_TELL;
     }
-    rc = kube_cli_print_report(report, o.fmt, an_why_pending_render);
+    rc = cli_kube_print_report(report, o.fmt, an_why_pending_render);
     const char *layer = json_string_value(json_object_get(report, "layer"));
     if (rc == EXIT_HOLDS && layer && strcmp(layer, "none") != 0) rc = EXIT_DOES_NOT_HOLD;
     json_decref(report);

@@ -31,7 +31,7 @@ static int parse_timeout(const char *text, long *ms)
     return 0;
 }
 
-int kube_cli_option(int argc, char **argv, int *i, kc_options *o)
+int cli_kube_option(int argc, char **argv, int *i, kc_options *o)
 {
     const char *arg = argv[*i];
     const char *value = NULL;
@@ -70,13 +70,13 @@ int kube_cli_option(int argc, char **argv, int *i, kc_options *o)
     }
 }
 
-int kube_cli_option_error(const char *cmd, int k, const char *arg)
+int cli_kube_option_error(const char *cmd, int k, const char *arg)
 {
     if (k == -1) return cli_usage_error(cmd, _("%s needs a value"), arg);
     return cli_usage_error(cmd, _("%s wants a duration such as 30s, 2m or 0 (no timeout)"), arg);
 }
 
-int kube_cli_fail(kc_result r, const gp_error *err)
+int cli_kube_fail(kc_result r, const gp_error *err)
 {
     /* The client's text is a whole line already, kubectl's words
      * ("Error from server (NotFound): ..."). */
@@ -94,15 +94,15 @@ int kube_cli_fail(kc_result r, const gp_error *err)
     }
 }
 
-int kube_cli_connect(const kc_options *o, kc_client **out)
+int cli_kube_connect(const kc_options *o, kc_client **out)
 {
     gp_error err = {0};
     kc_result r = kc_client_open(o, out, &err);
-    if (r != KC_OK) return kube_cli_fail(r, &err);
+    if (r != KC_OK) return cli_kube_fail(r, &err);
     return EXIT_HOLDS;
 }
 
-void kube_cli_options_help(FILE *out)
+void cli_kube_options_help(FILE *out)
 {
     fputs(_("Cluster options (as kubectl reads them):\n"
             "  --kubeconfig FILE   the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)\n"
@@ -112,7 +112,7 @@ void kube_cli_options_help(FILE *out)
           out);
 }
 
-int kube_cli_format(const char *name, bool has_lab, an_format *out)
+int cli_kube_format(const char *name, bool has_lab, an_format *out)
 {
     if (strcmp(name, "text") == 0)
         *out = AN_TEXT;
@@ -125,7 +125,7 @@ int kube_cli_format(const char *name, bool has_lab, an_format *out)
     return 0;
 }
 
-int kube_cli_print_report(const json_t *report, an_format fmt,
+int cli_kube_print_report(const json_t *report, an_format fmt,
                           char *(*render)(const json_t *, an_format))
 {
     char *text = fmt == AN_JSON ? json_dumps(report, JSON_INDENT(2)) : render(report, fmt);
@@ -139,7 +139,7 @@ int kube_cli_print_report(const json_t *report, an_format fmt,
     return EXIT_HOLDS;
 }
 
-kc_result kube_cli_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *err)
+kc_result cli_kube_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *err)
 {
     kc_fields *keep = kc_fields_new(an_pod_fields);
     if (!keep) {
@@ -151,8 +151,8 @@ kc_result kube_cli_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *
     return r;
 }
 
-int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
-                         void (*usage)(FILE *), const char *missing, kube_cli_object *o)
+int cli_kube_object_args(int argc, char **argv, const char *cmd, bool has_lab,
+                         void (*usage)(FILE *), const char *missing, cli_kube_object *o)
 {
     memset(o, 0, sizeof *o);
     o->fmt = AN_TEXT;
@@ -162,11 +162,11 @@ int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
             usage(stdout);
             return EXIT_HOLDS;
         }
-        int k = kube_cli_option(argc, argv, &i, &o->kube);
-        if (k < 0) return kube_cli_option_error(cmd, k, arg);
+        int k = cli_kube_option(argc, argv, &i, &o->kube);
+        if (k < 0) return cli_kube_option_error(cmd, k, arg);
         if (k > 0) continue;
         if (strcmp(arg, "-o") == 0) {
-            if (i + 1 >= argc || kube_cli_format(argv[++i], has_lab, &o->fmt) != 0)
+            if (i + 1 >= argc || cli_kube_format(argv[++i], has_lab, &o->fmt) != 0)
                 return cli_usage_error(cmd, "%s",
                                        has_lab ? _("-o wants text, json or lab")
                                                : _("-o wants text or json"));
@@ -181,13 +181,13 @@ int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
     if (slash) {
         char ns[256];
         snprintf(ns, sizeof ns, "%.*s", (int)(slash - o->target), o->target);
-        if (!kube_cli_name_ok(cmd, "namespace", ns)) return EXIT_CANNOT_TELL;
+        if (!cli_kube_name_ok(cmd, "namespace", ns)) return EXIT_CANNOT_TELL;
     }
-    if (!kube_cli_name_ok(cmd, "object", slash ? slash + 1 : o->target)) return EXIT_CANNOT_TELL;
+    if (!cli_kube_name_ok(cmd, "object", slash ? slash + 1 : o->target)) return EXIT_CANNOT_TELL;
     return -1;
 }
 
-bool kube_cli_name_ok(const char *cmd, const char *what, const char *name)
+bool cli_kube_name_ok(const char *cmd, const char *what, const char *name)
 {
     /* "" would list the collection, "." and ".." would climb the path */
     if (*name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0) return true;
@@ -195,7 +195,7 @@ bool kube_cli_name_ok(const char *cmd, const char *what, const char *name)
     return false;
 }
 
-void kube_cli_object_path(kc_client *c, const char *target, const char *format, char *path,
+void cli_kube_object_path(kc_client *c, const char *target, const char *format, char *path,
                           size_t size, char ns[256])
 {
     const char *slash = strchr(target, '/');

@@ -15,54 +15,54 @@
  * -n/--namespace or --request-timeout (also as --opt=VALUE): 1 when it
  * did, 0 when argv[*i] is something else, -1 when the value is missing,
  * -2 when it is not a valid duration. */
-int kube_cli_option(int argc, char **argv, int *i, kc_options *o);
-/* The usage error for a kube_cli_option result below 0; returns 2. */
-int kube_cli_option_error(const char *cmd, int k, const char *arg);
+int cli_kube_option(int argc, char **argv, int *i, kc_options *o);
+/* The usage error for a cli_kube_option result below 0; returns 2. */
+int cli_kube_option_error(const char *cmd, int k, const char *arg);
 
 /* Resolves the kubeconfig and opens a client; prints what went wrong and
  * returns EXIT_CANNOT_TELL, or EXIT_HOLDS. */
-int kube_cli_connect(const kc_options *o, kc_client **out);
+int cli_kube_connect(const kc_options *o, kc_client **out);
 
 /* Prints err and returns the exit code for r (2: cannot tell). */
-int kube_cli_fail(kc_result r, const gp_error *err);
+int cli_kube_fail(kc_result r, const gp_error *err);
 
-void kube_cli_options_help(FILE *out);
+void cli_kube_options_help(FILE *out);
 
 /* What a command about one object reads from its command line:
  * [NAMESPACE/]NAME, -o FORMAT and the cluster options. */
-typedef struct kube_cli_object {
+typedef struct cli_kube_object {
     kc_options kube;
     an_format fmt;
     const char *target;
-} kube_cli_object;
+} cli_kube_object;
 
 /* Parses argv for `cmd` (lab output allowed when has_lab). Returns -1 when
  * the command may go on, else the exit code to return (after --help, 0;
  * after a usage error, 2). `missing` is the message when no target is
  * given. */
-int kube_cli_object_args(int argc, char **argv, const char *cmd, bool has_lab,
-                         void (*usage)(FILE *), const char *missing, kube_cli_object *o);
+int cli_kube_object_args(int argc, char **argv, const char *cmd, bool has_lab,
+                         void (*usage)(FILE *), const char *missing, cli_kube_object *o);
 
 /* Whether `name` can name an object ("", "." and ".." cannot); prints
  * the usage error for `cmd` when not. `what` is "pod", "namespace"... */
-bool kube_cli_name_ok(const char *cmd, const char *what, const char *name);
+bool cli_kube_name_ok(const char *cmd, const char *what, const char *name);
 
 /* The API path of the target: `format` holds two %s, the escaped
  * namespace (the target's, else the context's) and the escaped name;
  * *ns receives the namespace. */
-void kube_cli_object_path(kc_client *c, const char *target, const char *format, char *path,
+void cli_kube_object_path(kc_client *c, const char *target, const char *format, char *path,
                           size_t size, char ns[256]);
 
 /* Every pod of the cluster, page by page, each built with only the fields
  * the analyzers read (an_pod_fields): what a 150,000-pod list costs is
  * mostly the fields nobody reads. */
-kc_result kube_cli_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *err);
+kc_result cli_kube_list_pods(kc_client *c, kc_item_fn each, void *ud, gp_error *err);
 
 /* "text", "json" and (when has_lab) "lab" -> *out; -1 for anything else. */
-int kube_cli_format(const char *name, bool has_lab, an_format *out);
+int cli_kube_format(const char *name, bool has_lab, an_format *out);
 
 /* Prints an analyzer's report: its JSON, or render(report, fmt). */
-int kube_cli_print_report(const json_t *report, an_format fmt,
+int cli_kube_print_report(const json_t *report, an_format fmt,
                           char *(*render)(const json_t *, an_format));
 
 #endif

@@ -16,16 +16,17 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"cluster", N_("run the embedded Kubernetes API server that kubectl drives"), cmd_cluster},
+    {"cluster", N_("run the embedded Kubernetes API server that kubectl drives"), cli_cmd_cluster},
     {"containerd", N_("predict and check what containerd loads from its config files"),
-     cmd_containerd},
-    {"lab", N_("the GPU incident lab: workspace, cluster, steps, grader, solver"), cmd_lab},
-    {"nodes", N_("what each node advertises of a GPU resource, and nodes that lost it"), cmd_nodes},
-    {"rollout", N_("why a DaemonSet rollout is stuck, with the evidence read"), cmd_rollout},
+     cli_cmd_containerd},
+    {"lab", N_("the GPU incident lab: workspace, cluster, steps, grader, solver"), cli_cmd_lab},
+    {"nodes", N_("what each node advertises of a GPU resource, and nodes that lost it"),
+     cli_cmd_nodes},
+    {"rollout", N_("why a DaemonSet rollout is stuck, with the evidence read"), cli_cmd_rollout},
     {"slots", N_("time-slicing and MPS: slots, guaranteed memory, isolation, MIG instead"),
-     cmd_slots},
-    {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cmd_toml},
-    {"why-pending", N_("why a GPU pod is Pending, layer by layer"), cmd_why_pending},
+     cli_cmd_slots},
+    {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cli_cmd_toml},
+    {"why-pending", N_("why a GPU pod is Pending, layer by layer"), cli_cmd_why_pending},
 };
 
 static void usage(FILE *out)
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 {
     cli_setup_messages();
     if (argc > 0 && strcmp(program_name(argv[0]), "containerd") == 0)
-        return standin_containerd_main(argc, argv);
+        return cli_standin_containerd_main(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_CANNOT_TELL;

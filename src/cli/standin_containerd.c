@@ -21,7 +21,7 @@
 
 #define STANDIN_DEFAULT_VERSION "1.6.20"
 
-static void standin_usage(FILE *out)
+static void cli_standin_usage(FILE *out)
 {
     fputs(_("Usage: containerd config dump\n"
             "       containerd --version\n"
@@ -34,10 +34,10 @@ static void standin_usage(FILE *out)
 }
 
 /* containerd's own way of refusing a command line (urfave/cli): status 1. */
-static int standin_usage_error(const char *arg)
+static int cli_standin_usage_error(const char *arg)
 {
     fprintf(stderr, "Incorrect Usage. %s\n\n", arg);
-    standin_usage(stderr);
+    cli_standin_usage(stderr);
     return 1;
 }
 
@@ -86,7 +86,7 @@ static int config_dump(void)
     return 0;
 }
 
-int standin_containerd_main(int argc, char **argv)
+int cli_standin_containerd_main(int argc, char **argv)
 {
     if (argc == 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0)) {
         const char *version = getenv("GPUOP_STANDIN_VERSION");
@@ -95,10 +95,10 @@ int standin_containerd_main(int argc, char **argv)
         return 0;
     }
     if (argc == 2 && cli_is_help(argv[1])) {
-        standin_usage(stdout);
+        cli_standin_usage(stdout);
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "config") == 0 && strcmp(argv[2], "dump") == 0)
         return config_dump();
-    return standin_usage_error(argc > 1 ? argv[1] : _("a command is needed"));
+    return cli_standin_usage_error(argc > 1 ? argv[1] : _("a command is needed"));
 }

@@ -50,7 +50,7 @@ static json_t *merge_owned(json_t *target, const json_t *patch)
     return target;
 }
 
-json_t *kp_merge_patch(const json_t *target, const json_t *patch)
+json_t *kube_merge_patch(const json_t *target, const json_t *patch)
 {
     if (!patch) return NULL;
     if (!json_is_object(patch)) return json_deep_copy(patch);
@@ -558,7 +558,7 @@ static const char *member_text(const json_t *op, const char *member)
     return s ? s : "";
 }
 
-json_t *kp_json_patch(const json_t *doc, const json_t *ops, gp_error *err)
+json_t *kube_json_patch(const json_t *doc, const json_t *ops, gp_error *err)
 {
     if (!doc) {
         gp_error_set(err, NULL, 0, 0, "JSON patch: no document to patch");

@@ -17,7 +17,7 @@
  * other patch (array, string, number, null itself) replaces the target whole.
  * A NULL target is treated as absent. Returns a new reference, NULL only when
  * memory runs out. */
-json_t *kp_merge_patch(const json_t *target, const json_t *patch);
+json_t *kube_merge_patch(const json_t *target, const json_t *patch);
 
 /* RFC 6902: applies the operations in `ops` (an array) to a copy of `doc`, in
  * order. Pointers follow RFC 6901 (~0 is '~', ~1 is '/'; "-" is the end of an
@@ -25,6 +25,6 @@ json_t *kp_merge_patch(const json_t *target, const json_t *patch);
  * value, so 1 equals 1.0. Returns the patched document, or NULL with `err`
  * naming the failed operation (its 0-based index, op and path) and why; the
  * whole patch fails or none of it applies, and `doc` is never touched. */
-json_t *kp_json_patch(const json_t *doc, const json_t *ops, gp_error *err);
+json_t *kube_json_patch(const json_t *doc, const json_t *ops, gp_error *err);
 
 #endif

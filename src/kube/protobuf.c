@@ -929,14 +929,15 @@ static json_t *decode_object(const ctx *c, const envelope *e, const uint8_t *sta
     return out;
 }
 
-bool kpb_is_protobuf(const void *body, size_t len)
+bool kube_is_protobuf(const void *body, size_t len)
 {
-    return body && len >= KPB_MAGIC_LEN && memcmp(body, KPB_MAGIC, KPB_MAGIC_LEN) == 0;
+    return body && len >= KUBE_PROTOBUF_MAGIC_LEN &&
+           memcmp(body, KUBE_PROTOBUF_MAGIC, KUBE_PROTOBUF_MAGIC_LEN) == 0;
 }
 
-json_t *kpb_decode(const void *body, size_t len, gp_error *err)
+json_t *kube_protobuf_decode(const void *body, size_t len, gp_error *err)
 {
-    if (!kpb_is_protobuf(body, len)) {
+    if (!kube_is_protobuf(body, len)) {
         gp_error_set(err, NULL, 0, 0,
                      "protobuf: the body does not start with the magic bytes 6b 38 73 00 "
                      "(\"k8s\\0\")");
@@ -944,7 +945,7 @@ json_t *kpb_decode(const void *body, size_t len, gp_error *err)
     }
     const uint8_t *base = body;
     ctx c = {base, err};
-    span s = {base + KPB_MAGIC_LEN, base + len};
+    span s = {base + KUBE_PROTOBUF_MAGIC_LEN, base + len};
     envelope e = {0};
     json_t *out = NULL;
     if (read_envelope(&c, s, &e) == 0) out = decode_object(&c, &e, s.p);

@@ -46,17 +46,17 @@
 #include "util/error.h"
 
 /* The four bytes every Kubernetes protobuf body starts with. */
-#define KPB_MAGIC     "k8s\0"
-#define KPB_MAGIC_LEN 4
+#define KUBE_PROTOBUF_MAGIC     "k8s\0"
+#define KUBE_PROTOBUF_MAGIC_LEN 4
 
 /* `body` is the whole request body, magic included. Returns a new object
  * {"apiVersion":..,"kind":..,"metadata":{..},...} the caller owns, or NULL
  * with `err` saying what is wrong and at which byte offset of `body`
  * ("protobuf: truncated varint at byte 17", "protobuf: kind Pod is not
  * supported; send JSON"). */
-json_t *kpb_decode(const void *body, size_t len, gp_error *err);
+json_t *kube_protobuf_decode(const void *body, size_t len, gp_error *err);
 
 /* True when `body` starts with the protobuf magic. */
-bool kpb_is_protobuf(const void *body, size_t len);
+bool kube_is_protobuf(const void *body, size_t len);
 
 #endif

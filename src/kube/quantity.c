@@ -15,7 +15,7 @@ __extension__ typedef unsigned __int128 u128;
 /* The error texts name the input; a fuzzer's 4 KiB of noise is cut short. */
 #define TEXT_SHOWN 80
 
-static i128 to_nanos(const kq_quantity *q)
+static i128 to_nanos(const kube_quantity *q)
 {
     return (i128)q->units * NANO + q->nanos;
 }
@@ -25,7 +25,7 @@ static i128 abs128(i128 v)
     return v < 0 ? -v : v;
 }
 
-static int from_nanos(i128 n, kq_format_class format, kq_quantity *out)
+static int from_nanos(i128 n, kube_quantity_format_class format, kube_quantity *out)
 {
     if (abs128(n) > MAX_NANOS) return -1;
     out->units = (int64_t)(n / NANO);
@@ -106,7 +106,7 @@ static bool parse_exponent(const char *s, int32_t *out)
 struct suffix_meaning {
     int base; /* 10 or 2 */
     int32_t exponent;
-    kq_format_class format;
+    kube_quantity_format_class format;
 };
 
 static const char *const decimal_suffixes[] = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
@@ -116,20 +116,20 @@ static bool interpret_suffix(const char *s, struct suffix_meaning *m)
 {
     for (int i = 0; i < 10; i++) {
         if (strcmp(s, decimal_suffixes[i]) == 0) {
-            *m = (struct suffix_meaning){10, (int32_t)(3 * i - 9), KQ_DECIMAL_SI};
+            *m = (struct suffix_meaning){10, (int32_t)(3 * i - 9), KUBE_QUANTITY_DECIMAL_SI};
             return true;
         }
     }
     for (int i = 1; i < 7; i++) {
         if (strcmp(s, binary_suffixes[i]) == 0) {
-            *m = (struct suffix_meaning){2, (int32_t)(10 * i), KQ_BINARY_SI};
+            *m = (struct suffix_meaning){2, (int32_t)(10 * i), KUBE_QUANTITY_BINARY_SI};
             return true;
         }
     }
     /* A lone "E" is exa (above); a lone "e" means nothing. */
     if ((s[0] == 'e' || s[0] == 'E') && s[1] != '\0') {
         m->base = 10;
-        m->format = KQ_DECIMAL_EXPONENT;
+        m->format = KUBE_QUANTITY_DECIMAL_EXPONENT;
         return parse_exponent(s + 1, &m->exponent);
     }
     return false;
@@ -206,7 +206,7 @@ static int decimal_to_nanos(const struct decimal *d, i128 *out)
     return 0;
 }
 
-int kq_parse(const char *text, kq_quantity *q, gp_error *err)
+int kube_quantity_parse(const char *text, kube_quantity *q, gp_error *err)
 {
     if (!text) text = "";
     struct scan s;
@@ -247,13 +247,13 @@ int kq_parse(const char *text, kq_quantity *q, gp_error *err)
 
 /* ---- comparison and arithmetic ---- */
 
-int kq_cmp(const kq_quantity *a, const kq_quantity *b)
+int kube_quantity_cmp(const kube_quantity *a, const kube_quantity *b)
 {
     i128 x = to_nanos(a), y = to_nanos(b);
     return (x > y) - (x < y);
 }
 
-bool kq_is_zero(const kq_quantity *q)
+bool kube_quantity_is_zero(const kube_quantity *q)
 {
     return q->units == 0 && q->nanos == 0;
 }
@@ -266,25 +266,27 @@ static int range_error(gp_error *err)
 }
 
 /* b is NULL for a product: only a sum takes the other operand's format. */
-static int result(i128 n, const kq_quantity *a, const kq_quantity *b, kq_quantity *out,
+static int result(i128 n, const kube_quantity *a, const kube_quantity *b, kube_quantity *out,
                   gp_error *err)
 {
-    kq_format_class format = kq_is_zero(a) && b ? b->format : a->format;
+    kube_quantity_format_class format = kube_quantity_is_zero(a) && b ? b->format : a->format;
     if (from_nanos(n, format, out) < 0) return range_error(err);
     return 0;
 }
 
-int kq_add(const kq_quantity *a, const kq_quantity *b, kq_quantity *out, gp_error *err)
+int kube_quantity_add(const kube_quantity *a, const kube_quantity *b, kube_quantity *out,
+                      gp_error *err)
 {
     return result(to_nanos(a) + to_nanos(b), a, b, out, err);
 }
 
-int kq_sub(const kq_quantity *a, const kq_quantity *b, kq_quantity *out, gp_error *err)
+int kube_quantity_sub(const kube_quantity *a, const kube_quantity *b, kube_quantity *out,
+                      gp_error *err)
 {
     return result(to_nanos(a) - to_nanos(b), a, b, out, err);
 }
 
-int kq_mul_int(const kq_quantity *a, int64_t n, kq_quantity *out, gp_error *err)
+int kube_quantity_mul_int(const kube_quantity *a, int64_t n, kube_quantity *out, gp_error *err)
 {
     i128 x = to_nanos(a);
     /* Both factors are below 2^94 and 2^64, so check before multiplying. */
@@ -300,7 +302,7 @@ static i128 divide_up(i128 n, i128 unit)
     return q;
 }
 
-int kq_to_milli(const kq_quantity *q, int64_t *milli, gp_error *err)
+int kube_quantity_to_milli(const kube_quantity *q, int64_t *milli, gp_error *err)
 {
     i128 m = divide_up(to_nanos(q), 1000000);
     if (m > INT64_MAX || m < INT64_MIN) {
@@ -311,13 +313,13 @@ int kq_to_milli(const kq_quantity *q, int64_t *milli, gp_error *err)
     return 0;
 }
 
-int64_t kq_to_units(const kq_quantity *q)
+int64_t kube_quantity_to_units(const kube_quantity *q)
 {
     /* |value| <= 2^63-1 and that bound is whole, so rounding up stays in it. */
     return (int64_t)divide_up(to_nanos(q), NANO);
 }
 
-void kq_round_up_milli(kq_quantity *q)
+void kube_quantity_round_up_milli(kube_quantity *q)
 {
     from_nanos(divide_up(to_nanos(q), 1000000) * 1000000, q->format, q);
 }
@@ -363,7 +365,7 @@ static int format_binary(int64_t units, char *buf)
 
 /* DecimalSI or DecimalExponent (AsCanonicalBytes): trailing zeros move into
  * the exponent, which is then lowered to a multiple of 3. */
-static int format_decimal(i128 nanos, kq_format_class format, char *buf)
+static int format_decimal(i128 nanos, kube_quantity_format_class format, char *buf)
 {
     i128 m = nanos;
     int e = -9;
@@ -380,19 +382,20 @@ static int format_decimal(i128 nanos, kq_format_class format, char *buf)
         e -= 2;
     }
     int len = write_i128(buf, m);
-    if (format != KQ_DECIMAL_EXPONENT) return append(buf, len, decimal_suffixes[(e + 9) / 3]);
+    if (format != KUBE_QUANTITY_DECIMAL_EXPONENT)
+        return append(buf, len, decimal_suffixes[(e + 9) / 3]);
     if (e == 0) return len;
     buf[len++] = 'e';
     return len + write_i128(buf + len, e);
 }
 
-int kq_format(const kq_quantity *q, char buf[KQ_FORMAT_MAX])
+int kube_quantity_format(const kube_quantity *q, char buf[KUBE_QUANTITY_FORMAT_MAX])
 {
     i128 n = to_nanos(q);
     if (n == 0) return append(buf, 0, "0");
     /* Binary only when that loses nothing: small or fractional values would
      * need rounding, so apimachinery writes them as DecimalSI. */
-    if (q->format == KQ_BINARY_SI && abs128(n) >= (i128)1024 * NANO && n % NANO == 0)
+    if (q->format == KUBE_QUANTITY_BINARY_SI && abs128(n) >= (i128)1024 * NANO && n % NANO == 0)
         return format_binary(q->units, buf);
     return format_decimal(n, q->format, buf);
 }

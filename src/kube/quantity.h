@@ -18,7 +18,7 @@
  *     "-." as 0, which no client sends on purpose;
  *   - arithmetic that leaves the range fails instead of growing an inf.Dec.
  * Everything else (the grammar, the rounding, the canonical text) follows
- * quantity.go and its tests; see kq_format. */
+ * quantity.go and its tests; see kube_quantity_format. */
 #ifndef GPUOP_KUBE_QUANTITY_H
 #define GPUOP_KUBE_QUANTITY_H
 
@@ -28,56 +28,58 @@
 #include "util/error.h"
 
 /* How the quantity was written, which decides how it is written back. */
-typedef enum kq_format_class {
-    KQ_DECIMAL_SI = 0,   /* "", n u m k M G T P E: also what "0" is */
-    KQ_BINARY_SI,        /* Ki Mi Gi Ti Pi Ei */
-    KQ_DECIMAL_EXPONENT, /* e3, E-6 */
-} kq_format_class;
+typedef enum kube_quantity_format_class {
+    KUBE_QUANTITY_DECIMAL_SI = 0,   /* "", n u m k M G T P E: also what "0" is */
+    KUBE_QUANTITY_BINARY_SI,        /* Ki Mi Gi Ti Pi Ei */
+    KUBE_QUANTITY_DECIMAL_EXPONENT, /* e3, E-6 */
+} kube_quantity_format_class;
 
 /* The value is units + nanos / 10^9. nanos has the sign of units (or of the
  * value, when units is 0) and |nanos| < 10^9; |value| <= 2^63-1. A
- * zero-initialised kq_quantity is the DecimalSI zero, "0". */
-typedef struct kq_quantity {
+ * zero-initialised kube_quantity is the DecimalSI zero, "0". */
+typedef struct kube_quantity {
     int64_t units;
     int32_t nanos;
-    kq_format_class format;
-} kq_quantity;
+    kube_quantity_format_class format;
+} kube_quantity;
 
-/* The largest text kq_format writes, with its NUL ("-9223372036854775806999999999n"
+/* The largest text kube_quantity_format writes, with its NUL ("-9223372036854775806999999999n"
  * and "e-9" forms need 32). */
-#define KQ_FORMAT_MAX 48
+#define KUBE_QUANTITY_FORMAT_MAX 48
 
 /* Parses `text` (NUL-terminated, no surrounding spaces: apimachinery rejects
  * " 1" and "1 "). On failure returns -1 and names the text in `err`. */
-int kq_parse(const char *text, kq_quantity *q, gp_error *err);
+int kube_quantity_parse(const char *text, kube_quantity *q, gp_error *err);
 
 /* <0, 0 or >0 as a is less than, equal to or greater than b; the format does
  * not matter ("1Gi" == "1024Mi", "1e3" == "1k"). */
-int kq_cmp(const kq_quantity *a, const kq_quantity *b);
+int kube_quantity_cmp(const kube_quantity *a, const kube_quantity *b);
 
-bool kq_is_zero(const kq_quantity *q);
+bool kube_quantity_is_zero(const kube_quantity *q);
 
 /* out = a + b, a - b, a * n. The result keeps a's format, or b's when a is
  * zero (apimachinery's Add and Sub). -1 with `err` set when the result leaves
  * the range; `out` may be a or b. */
-int kq_add(const kq_quantity *a, const kq_quantity *b, kq_quantity *out, gp_error *err);
-int kq_sub(const kq_quantity *a, const kq_quantity *b, kq_quantity *out, gp_error *err);
-int kq_mul_int(const kq_quantity *a, int64_t n, kq_quantity *out, gp_error *err);
+int kube_quantity_add(const kube_quantity *a, const kube_quantity *b, kube_quantity *out,
+                      gp_error *err);
+int kube_quantity_sub(const kube_quantity *a, const kube_quantity *b, kube_quantity *out,
+                      gp_error *err);
+int kube_quantity_mul_int(const kube_quantity *a, int64_t n, kube_quantity *out, gp_error *err);
 
 /* The value in thousandths (MilliValue: cpu "500m" -> 500), rounded away from
  * zero like apimachinery's ScaledValue. -1 when it does not fit in int64. */
-int kq_to_milli(const kq_quantity *q, int64_t *milli, gp_error *err);
+int kube_quantity_to_milli(const kube_quantity *q, int64_t *milli, gp_error *err);
 
 /* The value in whole units (Value: memory "1Gi" -> 1073741824, "1500m" -> 2),
  * rounded away from zero. Always fits. */
-int64_t kq_to_units(const kq_quantity *q);
+int64_t kube_quantity_to_units(const kube_quantity *q);
 
 /* Rounds q up (away from zero) to a multiple of 1m, as the API server does to
  * every ResourceList value: "0.30000000000000004" becomes "301m". */
-void kq_round_up_milli(kq_quantity *q);
+void kube_quantity_round_up_milli(kube_quantity *q);
 
 /* Writes the canonical text the API server returns (CanonicalizeBytes) into
- * buf (KQ_FORMAT_MAX bytes) and returns its length:
+ * buf (KUBE_QUANTITY_FORMAT_MAX bytes) and returns its length:
  *   - zero is "0";
  *   - BinarySI stays binary when the value is a whole number of units and
  *     |value| >= 1024, with the largest suffix that divides it exactly
@@ -88,7 +90,7 @@ void kq_round_up_milli(kq_quantity *q);
  *     "0.5" -> "500m", "1500" -> "1500", "100M" -> "100M");
  *   - DecimalExponent: the same mantissa, written as "e<N>" ("1e3" -> "1e3",
  *     "0.5e0" -> "500e-3", "1.5e0" -> "1500e-3", "1e0" -> "1").
- * kq_parse of the result gives an equal quantity. */
-int kq_format(const kq_quantity *q, char buf[KQ_FORMAT_MAX]);
+ * kube_quantity_parse of the result gives an equal quantity. */
+int kube_quantity_format(const kube_quantity *q, char buf[KUBE_QUANTITY_FORMAT_MAX]);
 
 #endif

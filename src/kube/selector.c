@@ -72,7 +72,7 @@ static int validate_prefix(const char *key, size_t len, gp_error *err)
     return 0;
 }
 
-int kls_validate_key(const char *key, gp_error *err)
+int kube_label_validate_key(const char *key, gp_error *err)
 {
     const char *slash = strchr(key, '/');
     if (slash && strchr(slash + 1, '/')) {
@@ -109,7 +109,7 @@ int kls_validate_key(const char *key, gp_error *err)
     return 0;
 }
 
-int kls_validate_value(const char *value, gp_error *err)
+int kube_label_validate_value(const char *value, gp_error *err)
 {
     size_t len = strlen(value);
     if (len > 63) {
@@ -231,7 +231,7 @@ struct requirement {
     int64_t number; /* the value of > and < */
 };
 
-struct kls_selector {
+struct kube_label_selector {
     struct requirement *reqs;
     size_t n;
 };
@@ -251,7 +251,7 @@ static void free_requirement(struct requirement *r)
     memset(r, 0, sizeof *r);
 }
 
-void kls_free(kls_selector *s)
+void kube_label_selector_free(kube_label_selector *s)
 {
     if (!s) return;
     for (size_t i = 0; i < s->n; i++)
@@ -356,9 +356,9 @@ static bool parse_int64(const char *s, int64_t *out)
 static int check_requirement(struct lparser *ps)
 {
     struct requirement *r = &ps->req;
-    if (kls_validate_key(r->key, ps->err) < 0) return -1;
+    if (kube_label_validate_key(r->key, ps->err) < 0) return -1;
     for (size_t i = 0; i < r->nvalues; i++)
-        if (kls_validate_value(r->values[i], ps->err) < 0) return -1;
+        if (kube_label_validate_value(r->values[i], ps->err) < 0) return -1;
     if ((r->op == OP_GT || r->op == OP_LT) && !parse_int64(r->values[0], &r->number)) {
         gp_error_set(ps->err, NULL, 0, 0,
                      "for 'Gt', 'Lt' operators, the value must be an integer, not '%.*s'", SHOWN,
@@ -396,7 +396,7 @@ static void wrap_requirement_error(gp_error *err)
     gp_error_set(err, NULL, 0, 0, "unable to parse requirement: %s", inner);
 }
 
-static int append_requirement(kls_selector *s, struct lparser *ps)
+static int append_requirement(kube_label_selector *s, struct lparser *ps)
 {
     struct requirement *grown = realloc(s->reqs, (s->n + 1) * sizeof *grown);
     if (!grown) return oom(ps->err);
@@ -406,7 +406,7 @@ static int append_requirement(kls_selector *s, struct lparser *ps)
     return 0;
 }
 
-static int parse_label_selector(kls_selector *s, struct lparser *ps)
+static int parse_label_selector(kube_label_selector *s, struct lparser *ps)
 {
     for (;;) {
         struct token t = peek(ps->p, true);
@@ -426,9 +426,9 @@ static int parse_label_selector(kls_selector *s, struct lparser *ps)
     }
 }
 
-kls_selector *kls_parse(const char *text, gp_error *err)
+kube_label_selector *kube_label_selector_parse(const char *text, gp_error *err)
 {
-    kls_selector *s = calloc(1, sizeof *s);
+    kube_label_selector *s = calloc(1, sizeof *s);
     if (!s) {
         oom(err);
         return NULL;
@@ -436,7 +436,7 @@ kls_selector *kls_parse(const char *text, gp_error *err)
     struct lparser ps = {.p = text ? text : "", .err = err};
     if (parse_label_selector(s, &ps) < 0) {
         free_requirement(&ps.req);
-        kls_free(s);
+        kube_label_selector_free(s);
         return NULL;
     }
     return s;
@@ -475,14 +475,14 @@ static bool requirement_matches(const struct requirement *r, const json_t *label
     return false;
 }
 
-bool kls_matches(const kls_selector *s, const json_t *labels)
+bool kube_label_selector_matches(const kube_label_selector *s, const json_t *labels)
 {
     for (size_t i = 0; i < s->n; i++)
         if (!requirement_matches(&s->reqs[i], labels)) return false;
     return true;
 }
 
-bool kls_is_empty(const kls_selector *s)
+bool kube_label_selector_is_empty(const kube_label_selector *s)
 {
     return s->n == 0;
 }
@@ -495,12 +495,12 @@ struct term {
     bool negated;
 };
 
-struct kfs_selector {
+struct kube_field_selector {
     struct term *terms;
     size_t n;
 };
 
-void kfs_free(kfs_selector *s)
+void kube_field_selector_free(kube_field_selector *s)
 {
     if (!s) return;
     for (size_t i = 0; i < s->n; i++) {
@@ -579,7 +579,8 @@ static bool is_supported(const char *field, const char *const *supported)
     return false;
 }
 
-static int parse_term(kfs_selector *s, const char *whole, const char *t, size_t len, gp_error *err)
+static int parse_term(kube_field_selector *s, const char *whole, const char *t, size_t len,
+                      gp_error *err)
 {
     size_t oplen = 0;
     const char *op = term_operator(t, len, &oplen);
@@ -608,9 +609,10 @@ static int parse_term(kfs_selector *s, const char *whole, const char *t, size_t 
     return 0;
 }
 
-kfs_selector *kfs_parse(const char *text, const char *const *supported, gp_error *err)
+kube_field_selector *kube_field_selector_parse(const char *text, const char *const *supported,
+                                               gp_error *err)
 {
-    kfs_selector *s = calloc(1, sizeof *s);
+    kube_field_selector *s = calloc(1, sizeof *s);
     if (!s) {
         oom(err);
         return NULL;
@@ -620,7 +622,7 @@ kfs_selector *kfs_parse(const char *text, const char *const *supported, gp_error
         const char *end = term_end(p);
         /* Empty terms ("a=b,", ",a=b") are skipped, as apimachinery does. */
         if (end > p && parse_term(s, text, p, (size_t)(end - p), err) < 0) {
-            kfs_free(s);
+            kube_field_selector_free(s);
             return NULL;
         }
         p = *end ? end + 1 : end;
@@ -631,7 +633,7 @@ kfs_selector *kfs_parse(const char *text, const char *const *supported, gp_error
         if (!is_supported(s->terms[i].field, supported)) {
             gp_error_set(err, NULL, 0, 0, "field label not supported: %.*s", SHOWN,
                          s->terms[i].field);
-            kfs_free(s);
+            kube_field_selector_free(s);
             return NULL;
         }
     }
@@ -666,7 +668,7 @@ static const char *field_string(const json_t *object, const char *path, char buf
     return "";
 }
 
-size_t kfs_field_text(const json_t *object, const char *path, char *buf, size_t size)
+size_t kube_field_text(const json_t *object, const char *path, char *buf, size_t size)
 {
     char num[32];
     const char *s = field_string(object, path, num);
@@ -679,7 +681,7 @@ size_t kfs_field_text(const json_t *object, const char *path, char *buf, size_t 
     return len;
 }
 
-bool kfs_matches(const kfs_selector *s, const json_t *object)
+bool kube_field_selector_matches(const kube_field_selector *s, const json_t *object)
 {
     for (size_t i = 0; i < s->n; i++) {
         char num[32];
@@ -690,7 +692,7 @@ bool kfs_matches(const kfs_selector *s, const json_t *object)
     return true;
 }
 
-bool kfs_is_empty(const kfs_selector *s)
+bool kube_field_selector_is_empty(const kube_field_selector *s)
 {
     return s->n == 0;
 }

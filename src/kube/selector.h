@@ -28,42 +28,43 @@
 
 #include "util/error.h"
 
-typedef struct kls_selector kls_selector;
-typedef struct kfs_selector kfs_selector;
+typedef struct kube_label_selector kube_label_selector;
+typedef struct kube_field_selector kube_field_selector;
 
 /* NULL with `err` set on a syntax error or an invalid key or value. */
-kls_selector *kls_parse(const char *text, gp_error *err);
+kube_label_selector *kube_label_selector_parse(const char *text, gp_error *err);
 
 /* `labels` is the object's metadata.labels: an object of strings, or NULL
  * when it has none. A label whose value is not a string counts as absent. */
-bool kls_matches(const kls_selector *s, const json_t *labels);
+bool kube_label_selector_matches(const kube_label_selector *s, const json_t *labels);
 
 /* True when the selector has no requirement and so matches everything. */
-bool kls_is_empty(const kls_selector *s);
+bool kube_label_selector_is_empty(const kube_label_selector *s);
 
-void kls_free(kls_selector *s);
+void kube_label_selector_free(kube_label_selector *s);
 
 /* `supported` lists the field labels this resource accepts (NULL-terminated);
  * any other gives "field label not supported: <label>". NULL accepts any
  * field (for tools that filter snapshots locally). */
-kfs_selector *kfs_parse(const char *text, const char *const *supported, gp_error *err);
+kube_field_selector *kube_field_selector_parse(const char *text, const char *const *supported,
+                                               gp_error *err);
 
 /* `object` is the whole object (kind, metadata, spec, status...). */
-bool kfs_matches(const kfs_selector *s, const json_t *object);
+bool kube_field_selector_matches(const kube_field_selector *s, const json_t *object);
 
-bool kfs_is_empty(const kfs_selector *s);
+bool kube_field_selector_is_empty(const kube_field_selector *s);
 
-void kfs_free(kfs_selector *s);
+void kube_field_selector_free(kube_field_selector *s);
 
 /* The field at a dotted path as a field selector sees it: a string as it is,
  * true/false, an integer in decimal; "" when the field is missing, null, an
  * object, an array or a real. Writes at most `size` bytes (NUL included);
  * returns the full length, like snprintf. */
-size_t kfs_field_text(const json_t *object, const char *path, char *buf, size_t size);
+size_t kube_field_text(const json_t *object, const char *path, char *buf, size_t size);
 
 /* Label key and value rules, for callers that validate labels themselves
  * (metadata.labels, nodeSelector). -1 with `err` naming the key or value. */
-int kls_validate_key(const char *key, gp_error *err);
-int kls_validate_value(const char *value, gp_error *err);
+int kube_label_validate_key(const char *key, gp_error *err);
+int kube_label_validate_value(const char *value, gp_error *err);
 
 #endif

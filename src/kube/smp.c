@@ -1148,8 +1148,8 @@ fail:
     return NULL;
 }
 
-json_t *kp_strategic_merge_patch(const json_t *target, const json_t *patch, const char *kind,
-                                 gp_error *err)
+json_t *kube_strategic_merge_patch(const json_t *target, const json_t *patch, const char *kind,
+                                   gp_error *err)
 {
     if (!json_is_object(patch)) {
         gp_error_set(err, NULL, 0, 0, "a strategic merge patch must be a JSON object");

@@ -51,7 +51,7 @@
  * whose order disagrees with the patch list, a member missing from
  * "$retainKeys", elements of different types in a merged list, a malformed
  * directive name. */
-json_t *kp_strategic_merge_patch(const json_t *target, const json_t *patch, const char *kind,
-                                 gp_error *err);
+json_t *kube_strategic_merge_patch(const json_t *target, const json_t *patch, const char *kind,
+                                   gp_error *err);
 
 #endif

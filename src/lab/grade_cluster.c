@@ -84,10 +84,11 @@ static const char *str_at(const json_t *v, const char *dotted)
 
 static bool quantity_equals(const char *text, const char *want)
 {
-    kq_quantity a, b;
+    kube_quantity a, b;
     gp_error e;
-    if (!text || kq_parse(text, &a, &e) != 0 || kq_parse(want, &b, &e) != 0) return false;
-    return kq_cmp(&a, &b) == 0;
+    if (!text || kube_quantity_parse(text, &a, &e) != 0 || kube_quantity_parse(want, &b, &e) != 0)
+        return false;
+    return kube_quantity_cmp(&a, &b) == 0;
 }
 
 /* ---- manifests --------------------------------------------------------- */

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cluster/seed.h"
+#include "lab/cluster_shape.h"
 
 static const char *const NODE_NAMES[LAB_NODES] = {"lab-node-0", "lab-node-1", "lab-node-2"};
 
@@ -19,14 +19,14 @@ static json_t *node_for(const lab_params *p, int index)
     snprintf(cpu, sizeof cpu, "%d", p->node_cpu);
     snprintf(memory, sizeof memory, "%dGi", p->node_memory_gib);
     snprintf(pods, sizeof pods, "%d", p->node_pods);
-    gc_seed s;
-    gc_seed_defaults(&s);
+    lab_shape s;
+    lab_shape_defaults(&s);
     s.prefix = "lab-node-";
     s.cpu = cpu;
     s.memory = memory;
     s.pods = pods;
     s.lab = true;
-    return gc_seed_node(&s, index);
+    return lab_shape_node(&s, index);
 }
 
 static bool is_lab_node(const json_t *node)

@@ -18,11 +18,10 @@
 #include <jansson.h>
 
 #include "client/rest.h"
-#include "cluster/seed.h"
+#include "lab/cluster_shape.h"
 #include "lab/lab.h"
 
-#define LAB_NODE_ANNOTATION GC_SEED_LAB_ANNOTATION
-#define LAB_NODES           3
+#define LAB_NODES 3
 
 /* "lab-node-0".."lab-node-2" */
 const char *lab_node_name(int index);

@@ -16,7 +16,7 @@ setup() {
     mkdir "$tmp/bin"
     # The stand-in: gpuop through a link named containerd, first in PATH.
     ln -s "$GPUOP" "$tmp/bin/containerd"
-    standin_path="$tmp/bin:/usr/bin:/bin"
+    cli_standin_path="$tmp/bin:/usr/bin:/bin"
     has_nvidia=$cases/2.1.5/lab.toml
     no_nvidia=$cases/1.6.20/h3_v2main_v3dropin.toml
     refused=$cases/1.6.20/lab.toml
@@ -32,35 +32,35 @@ teardown() {
 check_with() {
     local dump=$1
     shift
-    run --separate-stderr env PATH="$standin_path" GPUOP_STANDIN_DUMP="$dump" \
+    run --separate-stderr env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$dump" \
         "$GPUOP" containerd check "$@"
 }
 
 @test "stand-in: config dump prints GPUOP_STANDIN_DUMP; --version shows the version" {
-    run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" containerd config dump
+    run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" containerd config dump
     [ "$status" -eq 0 ]
     [ "$output" = "$(cat "$has_nvidia")" ]
-    run env PATH="$standin_path" containerd --version
+    run env PATH="$cli_standin_path" containerd --version
     [ "$status" -eq 0 ]
     [ "$output" = "containerd github.com/containerd/containerd 1.6.20 gpuop-standin" ]
-    run env PATH="$standin_path" GPUOP_STANDIN_VERSION=2.1.5 containerd --version
+    run env PATH="$cli_standin_path" GPUOP_STANDIN_VERSION=2.1.5 containerd --version
     [ "$output" = "containerd github.com/containerd/containerd 2.1.5 gpuop-standin" ]
 }
 
 @test "stand-in: unset dump, forced failure and unknown commands are errors" {
-    run --separate-stderr env -u GPUOP_STANDIN_DUMP PATH="$standin_path" containerd config dump
+    run --separate-stderr env -u GPUOP_STANDIN_DUMP PATH="$cli_standin_path" containerd config dump
     [ "$status" -eq 1 ]
     [ -z "$output" ]
     [[ "$stderr" == *"GPUOP_STANDIN_DUMP"* ]]
-    run --separate-stderr env PATH="$standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" \
+    run --separate-stderr env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" \
         GPUOP_STANDIN_EXIT=3 containerd config dump
     [ "$status" -eq 3 ]
     [ -z "$output" ]
     [[ "$stderr" == *"GPUOP_STANDIN_EXIT=3"* ]]
-    run --separate-stderr env PATH="$standin_path" containerd frobnicate
+    run --separate-stderr env PATH="$cli_standin_path" containerd frobnicate
     [ "$status" -eq 1 ]
     [[ "$stderr" == *"Incorrect Usage"* ]]
-    run env PATH="$standin_path" containerd
+    run env PATH="$cli_standin_path" containerd
     [ "$status" -eq 1 ]
 }
 
@@ -100,7 +100,7 @@ check_with() {
     [ "$status" -eq 2 ]
     check_with "$has_nvidia"
     [ "$status" -eq 0 ]
-    run --separate-stderr env PATH="$standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" \
+    run --separate-stderr env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" \
         GPUOP_STANDIN_EXIT=5 "$GPUOP" containerd check
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"containerd config dump"*"failed (exit 5)"* ]]
@@ -174,15 +174,15 @@ save_script() {
 
 @test "script: exits 0 with nvidia in the dump, 1 without, for 1.x and 2.x dumps" {
     save_script
-    run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" sh "$tmp/check.sh"
+    run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" sh "$tmp/check.sh"
     [ "$status" -eq 0 ]
     [ "$output" = "nvidia: found in containerd config dump" ]
-    run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$refused" sh "$tmp/check.sh"
+    run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$refused" sh "$tmp/check.sh"
     [ "$status" -eq 0 ]
-    run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$no_nvidia" sh "$tmp/check.sh"
+    run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$no_nvidia" sh "$tmp/check.sh"
     [ "$status" -eq 1 ]
     [ "$output" = "nvidia: NOT found in containerd config dump" ]
-    run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$cases/2.1.5/k_noversion_v2names.toml" \
+    run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$cases/2.1.5/k_noversion_v2names.toml" \
         sh "$tmp/check.sh"
     [ "$status" -eq 1 ]
 }
@@ -192,7 +192,7 @@ save_script() {
     run --separate-stderr env PATH="$tmp/empty" /bin/sh "$tmp/check.sh"
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"containerd not found on PATH"* ]]
-    run --separate-stderr env PATH="$standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" \
+    run --separate-stderr env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$has_nvidia" \
         GPUOP_STANDIN_EXIT=4 sh "$tmp/check.sh"
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"config dump failed"* ]]
@@ -206,21 +206,21 @@ save_script() {
         '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]' >"$tmp/d.toml"
     for found in nvidia.cdi nvidia-legacy kata; do
         save_script "$found"
-        run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$tmp/d.toml" sh "$tmp/check.sh"
+        run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$tmp/d.toml" sh "$tmp/check.sh"
         [ "$status" -eq 0 ]
     done
     # nvidia is not nvidia-legacy; runc's options table alone is not runc's
     # runtime table.
     for missing in nvidia runc; do
         save_script "$missing"
-        run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$tmp/d.toml" sh "$tmp/check.sh"
+        run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$tmp/d.toml" sh "$tmp/check.sh"
         [ "$status" -eq 1 ]
     done
     # The dot is a dot, not any character.
     printf '%s\n' "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'nvidiaXcdi']" \
         >"$tmp/x.toml"
     save_script nvidia.cdi
-    run env PATH="$standin_path" GPUOP_STANDIN_DUMP="$tmp/x.toml" sh "$tmp/check.sh"
+    run env PATH="$cli_standin_path" GPUOP_STANDIN_DUMP="$tmp/x.toml" sh "$tmp/check.sh"
     [ "$status" -eq 1 ]
 }
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""kp_strategic_merge_patch against the real strategicpatch library.
+"""kube_strategic_merge_patch against the real strategicpatch library.
 
     smp_vs_kubectl.py SMP_BINARY CASES_DIR [--regen] [--random N] [--seed S]
 
 SMP_BINARY is the unit test program test_kube_smp, whose mode
-`--apply OBJECT PATCH KIND` prints kp_strategic_merge_patch's result (or
+`--apply OBJECT PATCH KIND` prints kube_strategic_merge_patch's result (or
 "error: ..." and exit 1). CASES_DIR holds one JSON file per case:
 
     {"description": "...", "object": {...}, "patch": {...},

@@ -1,7 +1,7 @@
 /* an_sched_message_parse and the blocker codes: the exact lab messages of
  * k8s-semantics.md 5.5 (as the embedded scheduler printed them into the lab
  * snapshots), the format rules of 5.3-5.4, every reason string of 5.2, and
- * messages the embedded scheduler (src/cluster/sched.c) writes for nodes
+ * messages the embedded scheduler (src/controllers/scheduler.c) writes for nodes
  * built here. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "analyze/sched_message.h"
-#include "cluster/sched.h"
+#include "controllers/scheduler.h"
 
 #define STEP5_MSG                                                                                  \
     "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "           \
@@ -196,11 +196,11 @@ static void test_embedded_scheduler_round_trip(void **state)
     };
     json_t *pod = sq_load("{'metadata':{'name':'p','namespace':'x'},'spec':{'containers':[{"
                           "'name':'c','resources':{'requests':{'memory':'64Gi'}}}]}}");
-    gc_sched_node in[3];
+    ctl_sched_node in[3];
     for (size_t i = 0; i < 3; i++)
-        in[i] = (gc_sched_node){nodes[i], NULL, 0};
-    gc_sched_result res = {0};
-    assert_int_equal(gc_sched_schedule(pod, in, 3, 0, &res), 0);
+        in[i] = (ctl_sched_node){nodes[i], NULL, 0};
+    ctl_sched_result res = {0};
+    assert_int_equal(ctl_sched_schedule(pod, in, 3, 0, &res), 0);
     assert_int_equal(res.chosen, -1);
     json_t *p = parse_ok(res.message);
     assert_int_equal(json_integer_value(json_object_get(p, "total")), 3);
@@ -214,7 +214,7 @@ static void test_embedded_scheduler_round_trip(void **state)
     assert_string_equal(json_string_value(json_object_get(p, "blocker")), "unschedulable-node");
     json_decref(want);
     json_decref(p);
-    gc_sched_result_free(&res);
+    ctl_sched_result_free(&res);
     json_decref(pod);
     for (size_t i = 0; i < 3; i++)
         json_decref(nodes[i]);

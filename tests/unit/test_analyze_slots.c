@@ -326,7 +326,7 @@ typedef struct {
     const char *error; /* NULL: valid */
 } config_case;
 
-/* Rules of 1.2, one per line, through dp_config_parse directly. */
+/* Rules of 1.2, one per line, through an_dp_config_parse directly. */
 /* Columns of the one-line flow cases are where the value token starts
  * (counted with str.index(token) + 1). */
 static const config_case config_cases[] = {
@@ -378,7 +378,7 @@ static void test_config_rules(void **state)
     for (size_t i = 0; i < sizeof config_cases / sizeof *config_cases; i++) {
         const config_case *c = &config_cases[i];
         gp_error err = {0};
-        json_t *cfg = dp_config_parse(c->config, strlen(c->config), "c", NULL, &err);
+        json_t *cfg = an_dp_config_parse(c->config, strlen(c->config), "c", NULL, &err);
         if (c->error) {
             if (cfg || strcmp(err.text, c->error) != 0)
                 print_error("case %zu: %s\n  want %s\n   got %s\n", i, c->config, c->error,
@@ -400,7 +400,7 @@ static void test_config_normalised(void **state)
     const char text[] = "sharing:\n  timeSlicing:\n    renameByDefault: yes\n    resources:\n"
                         "    - name: gpu\n      replicas: 0x4\n";
     gp_error err = {0};
-    json_t *cfg = dp_config_parse(text, strlen(text), "c", NULL, &err);
+    json_t *cfg = an_dp_config_parse(text, strlen(text), "c", NULL, &err);
     assert_non_null(cfg);
     json_t *want = sq_load("{'strategy':'time-slicing','block':'sharing.timeSlicing',"
                            "'renameByDefault':true,'failRequestsGreaterThanOne':null,"
@@ -545,7 +545,8 @@ static void test_configmap_key_selection(void **state)
         json_t *cm = sq_load(c->configmap);
         const char *key = "unset", *how = "unset";
         gp_error err = {0};
-        int rc = dp_config_select(cm, c->label, c->default_config, c->fallbacks, &key, &how, &err);
+        int rc =
+            an_dp_config_select(cm, c->label, c->default_config, c->fallbacks, &key, &how, &err);
         if (c->how) {
             if (rc != 0) print_error("case %zu: %s\n", i, err.text);
             assert_int_equal(rc, 0);

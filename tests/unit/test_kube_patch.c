@@ -1,4 +1,4 @@
-/* kp_merge_patch (RFC 7386) and kp_json_patch (RFC 6902): every example in
+/* kube_merge_patch (RFC 7386) and kube_json_patch (RFC 6902): every example in
  * both RFCs' Appendix A, the json-patch-tests edge cases, and the promises
  * the header makes (inputs untouched, atomic failure, key order, errors that
  * name the operation).
@@ -344,7 +344,7 @@ static void run_merge_case(void **state)
     json_t *target_before = json_deep_copy(target), *patch_before = json_deep_copy(patch);
     json_t *expected = sq_load(c->expected);
 
-    json_t *result = kp_merge_patch(target, patch);
+    json_t *result = kube_merge_patch(target, patch);
     assert_non_null(result);
     assert_json_equal(result, expected);
     assert_json_equal(target, target_before);
@@ -365,7 +365,7 @@ static void run_json_case(void **state)
     json_t *doc_before = json_deep_copy(doc), *ops_before = json_deep_copy(ops);
     gp_error err = {0};
 
-    json_t *result = kp_json_patch(doc, ops, &err);
+    json_t *result = kube_json_patch(doc, ops, &err);
     if (c->expected) {
         if (!result) print_error("unexpected failure: %s\n", err.text);
         assert_non_null(result);
@@ -401,7 +401,7 @@ static void test_merge_key_order(void **state)
 {
     (void)state;
     json_t *target = sq_load(merge_cases[0].doc), *patch = sq_load(merge_cases[0].patch);
-    json_t *result = kp_merge_patch(target, patch);
+    json_t *result = kube_merge_patch(target, patch);
     assert_dumps_as(result, merge_cases[0].expected);
     json_decref(result);
     json_decref(target);
@@ -414,7 +414,7 @@ static void test_merge_shares_nothing(void **state)
     (void)state;
     json_t *target = sq_load("{'a':{'x':1},'keep':{'y':2}}");
     json_t *patch = sq_load("{'a':{'z':[1]},'new':{'w':3}}");
-    json_t *result = kp_merge_patch(target, patch);
+    json_t *result = kube_merge_patch(target, patch);
     assert_non_null(result);
     json_object_set_new(json_object_get(result, "keep"), "mutated", json_true());
     json_array_append_new(json_object_get(json_object_get(result, "a"), "z"), json_true());
@@ -431,7 +431,7 @@ static void test_merge_scalar_patch_is_copied(void **state)
 {
     (void)state;
     json_t *target = sq_load("{'a':1}"), *patch = sq_load("['x']");
-    json_t *result = kp_merge_patch(target, patch);
+    json_t *result = kube_merge_patch(target, patch);
     assert_non_null(result);
     assert_ptr_not_equal(result, patch);
     json_array_append_new(result, json_true());
@@ -445,7 +445,7 @@ static void test_merge_null_target_is_absent(void **state)
 {
     (void)state;
     json_t *patch = sq_load("{'a':{'b':null,'c':1}}");
-    json_t *result = kp_merge_patch(NULL, patch);
+    json_t *result = kube_merge_patch(NULL, patch);
     assert_dumps_as(result, "{'a':{'c':1}}");
     json_decref(result);
     json_decref(patch);
@@ -456,7 +456,7 @@ static void test_merge_self_drops_nulls(void **state)
 {
     (void)state;
     json_t *x = sq_load("{'a':null,'b':{'c':null,'d':[null]},'e':1}");
-    json_t *result = kp_merge_patch(x, x);
+    json_t *result = kube_merge_patch(x, x);
     assert_dumps_as(result, "{'b':{'d':[null]},'e':1}");
     json_decref(result);
     json_decref(x);
@@ -474,7 +474,7 @@ static void test_json_patch_key_order(void **state)
                           "{'op':'move','from':'/c','path':'/e'},"
                           "{'op':'move','from':'/a','path':'/a'}]");
     gp_error err = {0};
-    json_t *result = kp_json_patch(doc, ops, &err);
+    json_t *result = kube_json_patch(doc, ops, &err);
     assert_non_null(result);
     assert_dumps_as(result, "{'a':10,'b':20,'d':4,'e':3}");
     json_decref(result);
@@ -494,7 +494,7 @@ static void test_failed_patch_leaves_input_untouched(void **state)
                           "{'op':'remove','path':'/status/missing'},"
                           "{'op':'add','path':'/x','value':1}]");
     gp_error err = {0};
-    json_t *result = kp_json_patch(doc, ops, &err);
+    json_t *result = kube_json_patch(doc, ops, &err);
     assert_null(result);
     assert_dumps_as(doc, text);
     assert_int_equal(doc->refcount, 1);
@@ -511,7 +511,7 @@ static void test_error_names_operation(void **state)
                           "{'op':'add','path':'/a','value':1},"
                           "{'op':'remove','path':'/baz'}]");
     gp_error err = {0};
-    assert_null(kp_json_patch(doc, ops, &err));
+    assert_null(kube_json_patch(doc, ops, &err));
     assert_string_equal(err.text, "JSON patch operation 2 (op \"remove\", path \"/baz\"): "
                                   "\"/baz\" does not exist");
     json_decref(doc);
@@ -527,7 +527,7 @@ static void test_json_patch_shares_nothing(void **state)
     json_t *ops = sq_load("[{'op':'add','path':'/b','value':{'y':[1]}},"
                           "{'op':'replace','path':'/a','value':{'z':2}}]");
     gp_error err = {0};
-    json_t *result = kp_json_patch(doc, ops, &err);
+    json_t *result = kube_json_patch(doc, ops, &err);
     assert_non_null(result);
     assert_ptr_not_equal(result, doc);
     json_object_set_new(json_object_get(result, "b"), "mutated", json_true());
@@ -542,7 +542,7 @@ static void test_json_patch_shares_nothing(void **state)
 
 /* RFC 6902 A.13: a patch with two "op" members is invalid. jansson keeps
  * only one of them, so the decoder must refuse it (the API server answers
- * 400 to an undecodable patch); kp_json_patch never sees the duplicate. */
+ * 400 to an undecodable patch); kube_json_patch never sees the duplicate. */
 static void test_rfc6902_a13_duplicate_op(void **state)
 {
     (void)state;
@@ -554,7 +554,7 @@ static void test_rfc6902_a13_duplicate_op(void **state)
     assert_non_null(ops);
     json_t *doc = sq_load("{'foo':'bar'}");
     gp_error err = {0};
-    assert_null(kp_json_patch(doc, ops, &err));
+    assert_null(kube_json_patch(doc, ops, &err));
     assert_non_null(strstr(err.text, "\"/baz\" does not exist"));
     json_decref(doc);
     json_decref(ops);
@@ -571,11 +571,11 @@ static void test_pointer_with_nul_refused(void **state)
     json_object_set_new(op, "path", json_stringn("/a\0b", 4));
     json_array_append_new(ops, op);
     gp_error err = {0};
-    assert_null(kp_json_patch(doc, ops, &err));
+    assert_null(kube_json_patch(doc, ops, &err));
     assert_non_null(strstr(err.text, "NUL character"));
     json_object_set_new(op, "op", json_stringn("remove\0x", 8));
     json_object_set_new(op, "path", json_string("/a"));
-    assert_null(kp_json_patch(doc, ops, &err));
+    assert_null(kube_json_patch(doc, ops, &err));
     assert_non_null(strstr(err.text, "unknown op"));
     json_decref(doc);
     json_decref(ops);
@@ -593,7 +593,7 @@ static void test_patch_value_is_the_document(void **state)
     json_object_set(op, "value", doc);
     json_array_append_new(ops, op);
     gp_error err = {0};
-    json_t *result = kp_json_patch(doc, ops, &err);
+    json_t *result = kube_json_patch(doc, ops, &err);
     assert_non_null(result);
     assert_dumps_as(result, "{'a':1,'self':{'a':1}}");
     assert_dumps_as(doc, "{'a':1}");
@@ -607,7 +607,7 @@ static void test_null_error_pointer_accepted(void **state)
     (void)state;
     json_t *doc = sq_load("{}");
     json_t *ops = sq_load("[{'op':'remove','path':'/x'}]");
-    assert_null(kp_json_patch(doc, ops, NULL));
+    assert_null(kube_json_patch(doc, ops, NULL));
     json_decref(doc);
     json_decref(ops);
 }

@@ -1,4 +1,4 @@
-/* kpb_decode: the protobuf bodies kubectl 1.32's typed generators POST.
+/* kube_protobuf_decode: the protobuf bodies kubectl 1.32's typed generators POST.
  *
  * The recorded bodies are real: kubectl 1.32.4 (the Google Cloud SDK
  * dispatcher, linux/amd64) was pointed at a throwaway Python recorder with a
@@ -152,7 +152,7 @@ static size_t from_hex(const char *hex, uint8_t *out, size_t cap)
 static json_t *decode_ok(const void *body, size_t len)
 {
     gp_error err = {0};
-    json_t *v = kpb_decode(body, len, &err);
+    json_t *v = kube_protobuf_decode(body, len, &err);
     if (!v) print_error("decode failed: %s\n", err.text);
     assert_non_null(v);
     return v;
@@ -162,7 +162,7 @@ static json_t *decode_ok(const void *body, size_t len)
 static void assert_error(const void *body, size_t len, const char *message)
 {
     gp_error err = {0};
-    json_t *v = kpb_decode(body, len, &err);
+    json_t *v = kube_protobuf_decode(body, len, &err);
     if (v) {
         char *text = json_dumps(v, JSON_COMPACT);
         print_error("decoded, expected an error: %s\n", text);
@@ -263,7 +263,7 @@ static void run_recorded(void **state)
     const recorded *r = *state;
     uint8_t body[1024];
     size_t n = load(r, body, sizeof body);
-    assert_true(kpb_is_protobuf(body, n));
+    assert_true(kube_is_protobuf(body, n));
     json_t *v = decode_ok(body, n);
     assert_dumps_as(v, r->expected);
     json_decref(v);
@@ -319,7 +319,7 @@ static void test_truncation_every_offset(void **state)
             assert_non_null(cut);
             memcpy(cut, body, k);
             gp_error err = {0};
-            json_t *v = kpb_decode(cut, k, &err);
+            json_t *v = kube_protobuf_decode(cut, k, &err);
             free(cut);
             if (k == n - 4 || k == n - 2) {
                 assert_non_null(v);
@@ -360,7 +360,7 @@ static void test_object_truncation_never_crashes(void **state)
                 put_raw(&env, body, raw_tag); /* magic and typeMeta as recorded */
                 put_msg(&env, 2, &raw);
                 gp_error err = {0};
-                json_t *v = kpb_decode(env.b, env.n, &err);
+                json_t *v = kube_protobuf_decode(env.b, env.n, &err);
                 if (v) {
                     assert_true(json_is_string(json_object_get(v, "apiVersion")));
                     assert_true(json_is_object(json_object_get(v, "metadata")));
@@ -679,7 +679,7 @@ static void test_times(void **state)
         buf body = {0};
         put_envelope(&body, "v1", "Namespace", &obj);
         gp_error err = {0};
-        json_t *v = kpb_decode(body.b, body.n, &err);
+        json_t *v = kube_protobuf_decode(body.b, body.n, &err);
         const char *want = cases[i].text;
         if (want && strcmp(want, "!") == 0) {
             assert_null(v);
@@ -704,10 +704,10 @@ static void test_not_protobuf(void **state)
     (void)state;
     const char *magic_error =
         "protobuf: the body does not start with the magic bytes 6b 38 73 00 (\"k8s\\0\")";
-    assert_false(kpb_is_protobuf("k8s", 3));
-    assert_false(kpb_is_protobuf("{\"kind\":\"Namespace\"}", 20));
-    assert_false(kpb_is_protobuf(NULL, 0));
-    assert_true(kpb_is_protobuf("k8s\0", 4));
+    assert_false(kube_is_protobuf("k8s", 3));
+    assert_false(kube_is_protobuf("{\"kind\":\"Namespace\"}", 20));
+    assert_false(kube_is_protobuf(NULL, 0));
+    assert_true(kube_is_protobuf("k8s\0", 4));
     assert_error("k8s", 3, magic_error);
     assert_error("{}", 2, magic_error);
     assert_error(NULL, 0, magic_error);
@@ -802,7 +802,7 @@ static void test_unsupported_kinds(void **state)
     put_bytes(&body, 1, "\x0a\x02v1\x12\x08Secret\0x", 14);
     put_msg(&body, 2, &obj);
     gp_error err = {0};
-    assert_null(kpb_decode(body.b, body.n, &err));
+    assert_null(kube_protobuf_decode(body.b, body.n, &err));
     assert_non_null(strstr(err.text, "is not supported; send JSON"));
     body.n = 0;
     put_raw(&body, "k8s\0", 4);
@@ -826,7 +826,7 @@ static void test_empty_object(void **state)
 static void test_null_error_pointer_accepted(void **state)
 {
     (void)state;
-    assert_null(kpb_decode("k8s\0\x0b", 5, NULL));
+    assert_null(kube_protobuf_decode("k8s\0\x0b", 5, NULL));
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* kq_*: Kubernetes resource quantities parse, compare, add up and print the
+/* kube_quantity_*: Kubernetes resource quantities parse, compare, add up and print the
  * way apimachinery's resource.Quantity does (cases from quantity_test.go and
  * from the lab: 64Gi requested on 32Gi nodes, 4 GPUs * 5 time-slicing
  * replicas). */
@@ -15,23 +15,23 @@
 
 /* ---- helpers ---- */
 
-static kq_quantity parse_ok(const char *text)
+static kube_quantity parse_ok(const char *text)
 {
-    kq_quantity q;
+    kube_quantity q;
     gp_error err = {0};
     memset(&q, 0x5a, sizeof q);
-    if (kq_parse(text, &q, &err) != 0) {
-        print_error("kq_parse('%s') failed: %s\n", text, err.text);
+    if (kube_quantity_parse(text, &q, &err) != 0) {
+        print_error("kube_quantity_parse('%s') failed: %s\n", text, err.text);
         fail();
     }
     return q;
 }
 
-static const char *format(const kq_quantity *q, char buf[KQ_FORMAT_MAX])
+static const char *format(const kube_quantity *q, char buf[KUBE_QUANTITY_FORMAT_MAX])
 {
-    memset(buf, 0x5a, KQ_FORMAT_MAX);
-    int n = kq_format(q, buf);
-    assert_true(n > 0 && n < KQ_FORMAT_MAX);
+    memset(buf, 0x5a, KUBE_QUANTITY_FORMAT_MAX);
+    int n = kube_quantity_format(q, buf);
+    assert_true(n > 0 && n < KUBE_QUANTITY_FORMAT_MAX);
     assert_int_equal((size_t)n, strlen(buf));
     return buf;
 }
@@ -143,8 +143,8 @@ static void test_canonical_form(void **state)
     int failures = 0;
     for (size_t i = 0; i < sizeof canonical_cases / sizeof *canonical_cases; i++) {
         const struct canonical_case *c = &canonical_cases[i];
-        kq_quantity q = parse_ok(c->in);
-        char buf[KQ_FORMAT_MAX];
+        kube_quantity q = parse_ok(c->in);
+        char buf[KUBE_QUANTITY_FORMAT_MAX];
         format(&q, buf);
         if (strcmp(buf, c->out) != 0) {
             print_error("'%s' formats as '%s', expected '%s'\n", c->in, buf, c->out);
@@ -152,8 +152,8 @@ static void test_canonical_form(void **state)
             continue;
         }
         /* The canonical text reads back as the same value. */
-        kq_quantity back = parse_ok(buf);
-        if (kq_cmp(&q, &back) != 0) {
+        kube_quantity back = parse_ok(buf);
+        if (kube_quantity_cmp(&q, &back) != 0) {
             print_error("'%s' -> '%s' reads back as a different value\n", c->in, buf);
             failures++;
         }
@@ -199,8 +199,8 @@ static void test_compare(void **state)
     int failures = 0;
     for (size_t i = 0; i < sizeof cmp_cases / sizeof *cmp_cases; i++) {
         const struct cmp_case *c = &cmp_cases[i];
-        kq_quantity a = parse_ok(c->a), b = parse_ok(c->b);
-        int ab = kq_cmp(&a, &b), ba = kq_cmp(&b, &a);
+        kube_quantity a = parse_ok(c->a), b = parse_ok(c->b);
+        int ab = kube_quantity_cmp(&a, &b), ba = kube_quantity_cmp(&b, &a);
         int sign_ab = (ab > 0) - (ab < 0), sign_ba = (ba > 0) - (ba < 0);
         if (sign_ab != c->cmp || sign_ba != -c->cmp) {
             print_error("cmp('%s', '%s') = %d (reversed %d), expected %d\n", c->a, c->b, ab, ba,
@@ -214,17 +214,17 @@ static void test_compare(void **state)
 static void test_is_zero(void **state)
 {
     (void)state;
-    kq_quantity zero = {0};
-    assert_true(kq_is_zero(&zero));
+    kube_quantity zero = {0};
+    assert_true(kube_quantity_is_zero(&zero));
     const char *zeros[] = {"0", "0Gi", "-0", "0.0", "0e5", "0n"};
     for (size_t i = 0; i < sizeof zeros / sizeof *zeros; i++) {
-        kq_quantity q = parse_ok(zeros[i]);
-        assert_true(kq_is_zero(&q));
+        kube_quantity q = parse_ok(zeros[i]);
+        assert_true(kube_quantity_is_zero(&q));
     }
-    kq_quantity tiny = parse_ok("1n");
-    assert_false(kq_is_zero(&tiny));
-    kq_quantity rounded = parse_ok("0.0000000001");
-    assert_false(kq_is_zero(&rounded));
+    kube_quantity tiny = parse_ok("1n");
+    assert_false(kube_quantity_is_zero(&tiny));
+    kube_quantity rounded = parse_ok("0.0000000001");
+    assert_false(kube_quantity_is_zero(&rounded));
 }
 
 /* ---- rejected texts ---- */
@@ -285,9 +285,9 @@ static void test_rejected(void **state)
     int failures = 0;
     for (size_t i = 0; i < sizeof bad_cases / sizeof *bad_cases; i++) {
         const struct bad_case *c = &bad_cases[i];
-        kq_quantity q = {0};
+        kube_quantity q = {0};
         gp_error err = {0};
-        if (kq_parse(c->in, &q, &err) == 0) {
+        if (kube_quantity_parse(c->in, &q, &err) == 0) {
             print_error("'%s' parsed\n", c->in);
             failures++;
             continue;
@@ -306,11 +306,11 @@ static void test_rejected(void **state)
 static void test_extreme_exponents(void **state)
 {
     (void)state;
-    char buf[KQ_FORMAT_MAX];
-    kq_quantity q = parse_ok("1e-2147483648");
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
+    kube_quantity q = parse_ok("1e-2147483648");
     assert_string_equal(format(&q, buf), "1e-9");
     q = parse_ok("0e2147483647");
-    assert_true(kq_is_zero(&q));
+    assert_true(kube_quantity_is_zero(&q));
     /* 10^-43 * 2^60 is about 1.2 * 10^-25: rounds up to 1n */
     q = parse_ok("0.0000000000000000000000000000000000000000001Ei");
     assert_string_equal(format(&q, buf), "1n");
@@ -329,45 +329,45 @@ static void test_time_slicing_slots(void **state)
 {
     (void)state;
     /* 4 GPUs, each advertised 5 times. */
-    kq_quantity gpus = parse_ok("4"), slots;
+    kube_quantity gpus = parse_ok("4"), slots;
     gp_error err = {0};
-    assert_int_equal(kq_mul_int(&gpus, 5, &slots, &err), 0);
-    kq_quantity twenty = parse_ok("20");
-    assert_int_equal(kq_cmp(&slots, &twenty), 0);
-    char buf[KQ_FORMAT_MAX];
+    assert_int_equal(kube_quantity_mul_int(&gpus, 5, &slots, &err), 0);
+    kube_quantity twenty = parse_ok("20");
+    assert_int_equal(kube_quantity_cmp(&slots, &twenty), 0);
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
     assert_string_equal(format(&slots, buf), "20");
-    assert_int_equal(kq_to_units(&slots), 20);
+    assert_int_equal(kube_quantity_to_units(&slots), 20);
 }
 
 static void test_add_sub(void **state)
 {
     (void)state;
     gp_error err = {0};
-    char buf[KQ_FORMAT_MAX];
-    kq_quantity a = parse_ok("32Gi"), b = parse_ok("32Gi"), sum;
-    assert_int_equal(kq_add(&a, &b, &sum, &err), 0);
-    kq_quantity want = parse_ok("64Gi");
-    assert_int_equal(kq_cmp(&sum, &want), 0);
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
+    kube_quantity a = parse_ok("32Gi"), b = parse_ok("32Gi"), sum;
+    assert_int_equal(kube_quantity_add(&a, &b, &sum, &err), 0);
+    kube_quantity want = parse_ok("64Gi");
+    assert_int_equal(kube_quantity_cmp(&sum, &want), 0);
     assert_string_equal(format(&sum, buf), "64Gi");
 
     /* 32Gi allocatable minus a 64Gi request leaves -32Gi: it does not fit. */
-    kq_quantity left;
-    assert_int_equal(kq_sub(&a, &want, &left, &err), 0);
+    kube_quantity left;
+    assert_int_equal(kube_quantity_sub(&a, &want, &left, &err), 0);
     assert_string_equal(format(&left, buf), "-32Gi");
 
-    kq_quantity one = parse_ok("1"), half = parse_ok("500m"), diff;
-    assert_int_equal(kq_sub(&one, &half, &diff, &err), 0);
+    kube_quantity one = parse_ok("1"), half = parse_ok("500m"), diff;
+    assert_int_equal(kube_quantity_sub(&one, &half, &diff, &err), 0);
     assert_string_equal(format(&diff, buf), "500m");
 
     /* A zero left operand takes the other's format (apimachinery's Add). */
-    kq_quantity zero = {0}, gi = parse_ok("1Gi"), total;
-    assert_int_equal(kq_add(&zero, &gi, &total, &err), 0);
+    kube_quantity zero = {0}, gi = parse_ok("1Gi"), total;
+    assert_int_equal(kube_quantity_add(&zero, &gi, &total, &err), 0);
     assert_string_equal(format(&total, buf), "1Gi");
-    assert_int_equal(kq_add(&one, &gi, &total, &err), 0);
+    assert_int_equal(kube_quantity_add(&one, &gi, &total, &err), 0);
     assert_string_equal(format(&total, buf), "1073741825");
 
     /* The result may be written over an operand. */
-    assert_int_equal(kq_add(&a, &a, &a, &err), 0);
+    assert_int_equal(kube_quantity_add(&a, &a, &a, &err), 0);
     assert_string_equal(format(&a, buf), "64Gi");
 }
 
@@ -375,40 +375,40 @@ static void test_mul(void **state)
 {
     (void)state;
     gp_error err = {0};
-    char buf[KQ_FORMAT_MAX];
-    kq_quantity q = parse_ok("128Mi"), out;
-    assert_int_equal(kq_mul_int(&q, 8, &out, &err), 0);
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
+    kube_quantity q = parse_ok("128Mi"), out;
+    assert_int_equal(kube_quantity_mul_int(&q, 8, &out, &err), 0);
     assert_string_equal(format(&out, buf), "1Gi");
     q = parse_ok("250m");
-    assert_int_equal(kq_mul_int(&q, 4, &out, &err), 0);
+    assert_int_equal(kube_quantity_mul_int(&q, 4, &out, &err), 0);
     assert_string_equal(format(&out, buf), "1");
-    assert_int_equal(kq_mul_int(&q, -4, &out, &err), 0);
+    assert_int_equal(kube_quantity_mul_int(&q, -4, &out, &err), 0);
     assert_string_equal(format(&out, buf), "-1");
-    assert_int_equal(kq_mul_int(&q, 0, &out, &err), 0);
-    assert_true(kq_is_zero(&out));
+    assert_int_equal(kube_quantity_mul_int(&q, 0, &out, &err), 0);
+    assert_true(kube_quantity_is_zero(&out));
     q = parse_ok("1Ei");
-    assert_int_equal(kq_mul_int(&q, 7, &out, &err), 0);
+    assert_int_equal(kube_quantity_mul_int(&q, 7, &out, &err), 0);
     assert_string_equal(format(&out, buf), "7Ei");
 }
 
 static void test_overflow_is_an_error(void **state)
 {
     (void)state;
-    kq_quantity max = parse_ok("9223372036854775807"), min = parse_ok("-9223372036854775807");
-    kq_quantity one = parse_ok("1"), tiny = parse_ok("1n"), ei = parse_ok("1Ei"), out = {0};
+    kube_quantity max = parse_ok("9223372036854775807"), min = parse_ok("-9223372036854775807");
+    kube_quantity one = parse_ok("1"), tiny = parse_ok("1n"), ei = parse_ok("1Ei"), out = {0};
     gp_error err = {0};
-    assert_int_equal(kq_add(&max, &one, &out, &err), -1);
+    assert_int_equal(kube_quantity_add(&max, &one, &out, &err), -1);
     assert_non_null(strstr(err.text, "out of range"));
-    assert_int_equal(kq_add(&max, &tiny, &out, &err), -1);
-    assert_int_equal(kq_sub(&min, &one, &out, &err), -1);
-    assert_int_equal(kq_mul_int(&ei, 8, &out, &err), -1);
-    assert_int_equal(kq_mul_int(&max, INT64_MIN, &out, &err), -1);
-    assert_int_equal(kq_mul_int(&max, -1, &out, &err), 0);
-    assert_int_equal(kq_cmp(&out, &min), 0);
+    assert_int_equal(kube_quantity_add(&max, &tiny, &out, &err), -1);
+    assert_int_equal(kube_quantity_sub(&min, &one, &out, &err), -1);
+    assert_int_equal(kube_quantity_mul_int(&ei, 8, &out, &err), -1);
+    assert_int_equal(kube_quantity_mul_int(&max, INT64_MIN, &out, &err), -1);
+    assert_int_equal(kube_quantity_mul_int(&max, -1, &out, &err), 0);
+    assert_int_equal(kube_quantity_cmp(&out, &min), 0);
     /* Right at the edge is fine. */
-    kq_quantity almost = parse_ok("9223372036854775806");
-    assert_int_equal(kq_add(&almost, &one, &out, &err), 0);
-    assert_int_equal(kq_cmp(&out, &max), 0);
+    kube_quantity almost = parse_ok("9223372036854775806");
+    assert_int_equal(kube_quantity_add(&almost, &one, &out, &err), 0);
+    assert_int_equal(kube_quantity_cmp(&out, &max), 0);
 }
 
 /* ---- conversions ---- */
@@ -440,58 +440,58 @@ static void test_milli_and_units(void **state)
     int failures = 0;
     for (size_t i = 0; i < sizeof milli_cases / sizeof *milli_cases; i++) {
         const struct milli_case *c = &milli_cases[i];
-        kq_quantity q = parse_ok(c->in);
+        kube_quantity q = parse_ok(c->in);
         int64_t milli = 0;
         gp_error err = {0};
-        if (kq_to_milli(&q, &milli, &err) != 0 || milli != c->milli ||
-            kq_to_units(&q) != c->units) {
+        if (kube_quantity_to_milli(&q, &milli, &err) != 0 || milli != c->milli ||
+            kube_quantity_to_units(&q) != c->units) {
             print_error("'%s': milli %lld units %lld, expected %lld and %lld (%s)\n", c->in,
-                        (long long)milli, (long long)kq_to_units(&q), (long long)c->milli,
-                        (long long)c->units, err.text);
+                        (long long)milli, (long long)kube_quantity_to_units(&q),
+                        (long long)c->milli, (long long)c->units, err.text);
             failures++;
         }
     }
     assert_int_equal(failures, 0);
 
     /* 2^63-1 units do not fit in milli-units. */
-    kq_quantity big = parse_ok("9223372036854775807");
+    kube_quantity big = parse_ok("9223372036854775807");
     int64_t milli = 0;
     gp_error err = {0};
-    assert_int_equal(kq_to_milli(&big, &milli, &err), -1);
+    assert_int_equal(kube_quantity_to_milli(&big, &milli, &err), -1);
     assert_true(err.text[0] != '\0');
-    assert_int_equal(kq_to_units(&big), INT64_MAX);
+    assert_int_equal(kube_quantity_to_units(&big), INT64_MAX);
     big = parse_ok("9223372036854775807m");
-    assert_int_equal(kq_to_milli(&big, &milli, &err), 0);
+    assert_int_equal(kube_quantity_to_milli(&big, &milli, &err), 0);
     assert_int_equal(milli, INT64_MAX);
 }
 
 static void test_round_up_milli(void **state)
 {
     (void)state;
-    char buf[KQ_FORMAT_MAX];
-    kq_quantity q = parse_ok("0.30000000000000004");
-    kq_round_up_milli(&q);
+    char buf[KUBE_QUANTITY_FORMAT_MAX];
+    kube_quantity q = parse_ok("0.30000000000000004");
+    kube_quantity_round_up_milli(&q);
     assert_string_equal(format(&q, buf), "301m");
     q = parse_ok("-1n");
-    kq_round_up_milli(&q);
+    kube_quantity_round_up_milli(&q);
     assert_string_equal(format(&q, buf), "-1m");
     q = parse_ok("128Mi");
-    kq_round_up_milli(&q);
+    kube_quantity_round_up_milli(&q);
     assert_string_equal(format(&q, buf), "128Mi");
     q = parse_ok("9223372036854775807");
-    kq_round_up_milli(&q);
+    kube_quantity_round_up_milli(&q);
     assert_string_equal(format(&q, buf), "9223372036854775807");
 }
 
 static void test_format_class_kept(void **state)
 {
     (void)state;
-    assert_int_equal(parse_ok("1Gi").format, KQ_BINARY_SI);
-    assert_int_equal(parse_ok("1G").format, KQ_DECIMAL_SI);
-    assert_int_equal(parse_ok("1").format, KQ_DECIMAL_SI);
-    assert_int_equal(parse_ok("1e3").format, KQ_DECIMAL_EXPONENT);
-    assert_int_equal(parse_ok("1E3").format, KQ_DECIMAL_EXPONENT);
-    assert_int_equal(parse_ok("1E").format, KQ_DECIMAL_SI);
+    assert_int_equal(parse_ok("1Gi").format, KUBE_QUANTITY_BINARY_SI);
+    assert_int_equal(parse_ok("1G").format, KUBE_QUANTITY_DECIMAL_SI);
+    assert_int_equal(parse_ok("1").format, KUBE_QUANTITY_DECIMAL_SI);
+    assert_int_equal(parse_ok("1e3").format, KUBE_QUANTITY_DECIMAL_EXPONENT);
+    assert_int_equal(parse_ok("1E3").format, KUBE_QUANTITY_DECIMAL_EXPONENT);
+    assert_int_equal(parse_ok("1E").format, KUBE_QUANTITY_DECIMAL_SI);
 }
 
 int main(void)

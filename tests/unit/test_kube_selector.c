@@ -1,6 +1,6 @@
-/* kls_* and kfs_*: label and field selectors parse and match the way the API
- * server reads ?labelSelector= and ?fieldSelector= (k8s-semantics 2.10), and
- * invalid ones fail with a message that names the piece at fault. */
+/* kube_label_selector_* and kube_field_selector_*: label and field selectors parse and match the
+ * way the API server reads ?labelSelector= and ?fieldSelector= (k8s-semantics 2.10), and invalid
+ * ones fail with a message that names the piece at fault. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,20 +100,20 @@ static void test_label_matching(void **state)
     for (size_t i = 0; i < sizeof label_cases / sizeof *label_cases; i++) {
         const struct label_case *c = &label_cases[i];
         gp_error err = {0};
-        kls_selector *s = kls_parse(c->selector, &err);
+        kube_label_selector *s = kube_label_selector_parse(c->selector, &err);
         if (!s) {
             print_error("'%s' did not parse: %s\n", c->selector, err.text);
             failures++;
             continue;
         }
         json_t *labels = c->labels ? json(c->labels) : NULL;
-        if (kls_matches(s, labels) != c->match) {
+        if (kube_label_selector_matches(s, labels) != c->match) {
             print_error("'%s' against %s: expected %s\n", c->selector,
                         c->labels ? c->labels : "no labels", c->match ? "a match" : "no match");
             failures++;
         }
         json_decref(labels);
-        kls_free(s);
+        kube_label_selector_free(s);
     }
     assert_int_equal(failures, 0);
 }
@@ -123,15 +123,15 @@ static void test_label_empty(void **state)
     (void)state;
     const char *empties[] = {"", "   ", NULL};
     for (size_t i = 0; i < 3; i++) {
-        kls_selector *s = kls_parse(empties[i], NULL);
+        kube_label_selector *s = kube_label_selector_parse(empties[i], NULL);
         assert_non_null(s);
-        assert_true(kls_is_empty(s));
-        kls_free(s);
+        assert_true(kube_label_selector_is_empty(s));
+        kube_label_selector_free(s);
     }
-    kls_selector *s = kls_parse("a", NULL);
+    kube_label_selector *s = kube_label_selector_parse("a", NULL);
     assert_non_null(s);
-    assert_false(kls_is_empty(s));
-    kls_free(s);
+    assert_false(kube_label_selector_is_empty(s));
+    kube_label_selector_free(s);
 }
 
 struct bad_case {
@@ -209,10 +209,10 @@ static void test_label_errors(void **state)
     for (size_t i = 0; i < sizeof bad_labels / sizeof *bad_labels; i++) {
         const struct bad_case *c = &bad_labels[i];
         gp_error err = {0};
-        kls_selector *s = kls_parse(c->selector, &err);
+        kube_label_selector *s = kube_label_selector_parse(c->selector, &err);
         if (s) {
             print_error("'%s' parsed\n", c->selector);
-            kls_free(s);
+            kube_label_selector_free(s);
             failures++;
             continue;
         }
@@ -227,21 +227,21 @@ static void test_label_key_and_value_rules(void **state)
     const char *good_keys[] = {"a",        "app",  "A.b-c_d9",     "nvidia.com/gpu",
                                "k8s.io/a", LONG63, "x.y.z/" LONG63};
     for (size_t i = 0; i < sizeof good_keys / sizeof *good_keys; i++)
-        assert_int_equal(kls_validate_key(good_keys[i], NULL), 0);
+        assert_int_equal(kube_label_validate_key(good_keys[i], NULL), 0);
     const char *bad_keys[] = {"",   "-a",      "a-",       "a b",      "a/b/c",   "/a",
                               "a/", "A.com/b", LONG63 "a", "-a.com/b", "a.com-/b"};
     for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
         gp_error err = {0};
-        assert_int_equal(kls_validate_key(bad_keys[i], &err), -1);
+        assert_int_equal(kube_label_validate_key(bad_keys[i], &err), -1);
         assert_non_null(strstr(err.text, "invalid label key"));
     }
     const char *good_values[] = {"", "a", "1", "v1.17.0", "a_b-c.d", LONG63};
     for (size_t i = 0; i < sizeof good_values / sizeof *good_values; i++)
-        assert_int_equal(kls_validate_value(good_values[i], NULL), 0);
+        assert_int_equal(kube_label_validate_value(good_values[i], NULL), 0);
     const char *bad_values[] = {"-", "a-", "_a", "a b", "a/b", LONG63 "a"};
     for (size_t i = 0; i < sizeof bad_values / sizeof *bad_values; i++) {
         gp_error err = {0};
-        assert_int_equal(kls_validate_value(bad_values[i], &err), -1);
+        assert_int_equal(kube_label_validate_value(bad_values[i], &err), -1);
         assert_non_null(strstr(err.text, "invalid label value"));
     }
 }
@@ -310,7 +310,7 @@ static void test_field_matching_pods(void **state)
     for (size_t i = 0; i < sizeof pod_cases / sizeof *pod_cases; i++) {
         const struct field_case *c = &pod_cases[i];
         gp_error err = {0};
-        kfs_selector *s = kfs_parse(c->selector, pod_fields, &err);
+        kube_field_selector *s = kube_field_selector_parse(c->selector, pod_fields, &err);
         if (!s) {
             print_error("'%s' did not parse: %s\n", c->selector, err.text);
             failures++;
@@ -318,13 +318,13 @@ static void test_field_matching_pods(void **state)
         }
         for (size_t p = 0; p < 5; p++) {
             bool want = c->matches[p] == 'y';
-            if (kfs_matches(s, objects[p]) != want) {
+            if (kube_field_selector_matches(s, objects[p]) != want) {
                 print_error("'%s' against pod %zu: expected %s\n", c->selector, p,
                             want ? "a match" : "no match");
                 failures++;
             }
         }
-        kfs_free(s);
+        kube_field_selector_free(s);
     }
     for (size_t i = 0; i < 5; i++)
         json_decref(objects[i]);
@@ -353,15 +353,15 @@ static void test_field_matching_events(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gp_error err = {0};
-        kfs_selector *s = kfs_parse(cases[i].selector, event_fields, &err);
+        kube_field_selector *s = kube_field_selector_parse(cases[i].selector, event_fields, &err);
         if (!s) print_error("'%s': %s\n", cases[i].selector, err.text);
         assert_non_null(s);
-        if (kfs_matches(s, ev) != cases[i].match) {
+        if (kube_field_selector_matches(s, ev) != cases[i].match) {
             print_error("'%s': expected %s\n", cases[i].selector,
                         cases[i].match ? "a match" : "no match");
             fail();
         }
-        kfs_free(s);
+        kube_field_selector_free(s);
     }
     json_decref(ev);
 }
@@ -371,14 +371,16 @@ static void test_field_escapes(void **state)
 {
     (void)state;
     json_t *obj = json("{\"metadata\": {\"name\": \"a,b=c\\\\d\"}}"); /* a,b=c\d */
-    kfs_selector *s = kfs_parse("metadata.name=a\\,b\\=c\\\\d", pod_fields, NULL);
+    kube_field_selector *s =
+        kube_field_selector_parse("metadata.name=a\\,b\\=c\\\\d", pod_fields, NULL);
     assert_non_null(s);
-    assert_true(kfs_matches(s, obj));
-    kfs_free(s);
-    s = kfs_parse("metadata.name!=a\\,b\\=c\\\\d,metadata.name=x", pod_fields, NULL);
+    assert_true(kube_field_selector_matches(s, obj));
+    kube_field_selector_free(s);
+    s = kube_field_selector_parse("metadata.name!=a\\,b\\=c\\\\d,metadata.name=x", pod_fields,
+                                  NULL);
     assert_non_null(s);
-    assert_false(kfs_matches(s, obj));
-    kfs_free(s);
+    assert_false(kube_field_selector_matches(s, obj));
+    kube_field_selector_free(s);
     json_decref(obj);
 }
 
@@ -403,10 +405,10 @@ static void test_field_errors(void **state)
     for (size_t i = 0; i < sizeof bad_fields / sizeof *bad_fields; i++) {
         const struct bad_case *c = &bad_fields[i];
         gp_error err = {0};
-        kfs_selector *s = kfs_parse(c->selector, pod_fields, &err);
+        kube_field_selector *s = kube_field_selector_parse(c->selector, pod_fields, &err);
         if (s) {
             print_error("'%s' parsed\n", c->selector);
-            kfs_free(s);
+            kube_field_selector_free(s);
             failures++;
             continue;
         }
@@ -438,30 +440,30 @@ static void test_field_any_path(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gp_error err = {0};
-        kfs_selector *s = kfs_parse(cases[i].selector, NULL, &err);
+        kube_field_selector *s = kube_field_selector_parse(cases[i].selector, NULL, &err);
         assert_non_null(s);
-        if (kfs_matches(s, obj) != cases[i].match) {
+        if (kube_field_selector_matches(s, obj) != cases[i].match) {
             print_error("'%s': expected %s\n", cases[i].selector,
                         cases[i].match ? "a match" : "no match");
             fail();
         }
-        kfs_free(s);
+        kube_field_selector_free(s);
     }
     char buf[6];
-    assert_int_equal(kfs_field_text(obj, "spec.nodeName", buf, sizeof buf), 10);
+    assert_int_equal(kube_field_text(obj, "spec.nodeName", buf, sizeof buf), 10);
     assert_string_equal(buf, "lab-n");
-    assert_int_equal(kfs_field_text(obj, "spec.hostNetwork", buf, sizeof buf), 4);
+    assert_int_equal(kube_field_text(obj, "spec.hostNetwork", buf, sizeof buf), 4);
     assert_string_equal(buf, "true");
-    assert_int_equal(kfs_field_text(obj, "spec.missing", buf, sizeof buf), 0);
+    assert_int_equal(kube_field_text(obj, "spec.missing", buf, sizeof buf), 0);
     assert_string_equal(buf, "");
-    assert_int_equal(kfs_field_text(NULL, "spec", buf, sizeof buf), 0);
+    assert_int_equal(kube_field_text(NULL, "spec", buf, sizeof buf), 0);
     json_decref(obj);
 
-    kfs_selector *s = kfs_parse(NULL, NULL, NULL);
+    kube_field_selector *s = kube_field_selector_parse(NULL, NULL, NULL);
     assert_non_null(s);
-    assert_true(kfs_is_empty(s));
-    assert_true(kfs_matches(s, NULL));
-    kfs_free(s);
+    assert_true(kube_field_selector_is_empty(s));
+    assert_true(kube_field_selector_matches(s, NULL));
+    kube_field_selector_free(s);
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* kp_strategic_merge_patch: every rule of k8s-semantics.md section 4.3 and
+/* kube_strategic_merge_patch: every rule of k8s-semantics.md section 4.3 and
  * every directive, on each kind's keyed, set and atomic lists, and the
  * errors the API server gives.
  *
@@ -57,7 +57,7 @@ static bool has_dollar_key(const json_t *v)
 static json_t *apply(const json_t *target, const json_t *patch, const char *kind, gp_error *err)
 {
     char *target_before = json_test_dump(target), *patch_before = json_test_dump(patch);
-    json_t *out = kp_strategic_merge_patch(target, patch, kind, err);
+    json_t *out = kube_strategic_merge_patch(target, patch, kind, err);
     char *target_after = json_test_dump(target), *patch_after = json_test_dump(patch);
     assert_string_equal(target_after, target_before);
     assert_string_equal(patch_after, patch_before);
@@ -613,7 +613,7 @@ static void test_null_target_is_an_empty_object(void **state)
     (void)state;
     json_t *patch = sq_load("{'metadata':{'name':'p','labels':{'a':null}},'spec':{'containers':"
                             "[{'name':'a','$patch':'delete'},{'name':'b'}]}}");
-    json_t *out = kp_strategic_merge_patch(NULL, patch, "Pod", NULL);
+    json_t *out = kube_strategic_merge_patch(NULL, patch, "Pod", NULL);
     json_t *want =
         sq_load("{'metadata':{'name':'p','labels':{}},'spec':{'containers':[{'name':'b'}]}}");
     assert_non_null(out);
@@ -679,15 +679,15 @@ static void test_patch_and_target_must_be_objects(void **state)
     for (size_t i = 0; i < sizeof patches / sizeof patches[0]; i++) {
         json_t *patch = sq_load(patches[i]);
         gp_error err = {0};
-        assert_null(kp_strategic_merge_patch(obj, patch, "Pod", &err));
+        assert_null(kube_strategic_merge_patch(obj, patch, "Pod", &err));
         assert_non_null(strstr(err.text, "must be a JSON object"));
         json_decref(patch);
     }
     json_t *list = sq_load("[]");
     gp_error err = {0};
-    assert_null(kp_strategic_merge_patch(list, obj, "Pod", &err));
+    assert_null(kube_strategic_merge_patch(list, obj, "Pod", &err));
     assert_non_null(strstr(err.text, "applies to a JSON object"));
-    assert_null(kp_strategic_merge_patch(obj, NULL, "Pod", NULL));
+    assert_null(kube_strategic_merge_patch(obj, NULL, "Pod", NULL));
     json_decref(list);
     json_decref(obj);
 }
@@ -697,7 +697,7 @@ static void test_null_error_pointer_accepted(void **state)
     (void)state;
     json_t *target = sq_load("{'spec':{'containers':[{'name':'a'}]}}");
     json_t *patch = sq_load("{'spec':{'containers':[{'image':'x'}]}}");
-    assert_null(kp_strategic_merge_patch(target, patch, "Pod", NULL));
+    assert_null(kube_strategic_merge_patch(target, patch, "Pod", NULL));
     json_decref(target);
     json_decref(patch);
 }
@@ -719,7 +719,7 @@ static int apply_files(const char *obj_path, const char *patch_path, const char 
         return 2;
     }
     gp_error err = {0};
-    json_t *out = kp_strategic_merge_patch(obj, patch, kind, &err);
+    json_t *out = kube_strategic_merge_patch(obj, patch, kind, &err);
     int rc = 0;
     if (out) {
         char *text = json_dumps(out, JSON_COMPACT);

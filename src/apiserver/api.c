@@ -1,0 +1,504 @@
+/* The object API's read side and dispatch: paths, errors, GET and LIST.
+ * Writes are in api_write.c, watches in watch.c. */
+#include "apiserver/api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiserver/strategy.h"
+#include "apiserver/table.h"
+#include "kube/selector.h"
+
+static bool copy_segment(char *dst, size_t size, const char *src, size_t len)
+{
+    if (len == 0 || len >= size) return false;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return true;
+}
+
+/* Splits path into at most 8 segments. */
+static size_t split(const char *path, const char *seg[8], size_t len[8])
+{
+    size_t n = 0;
+    const char *p = path;
+    while (*p == '/')
+        p++;
+    while (*p && n < 8) {
+        const char *end = strchr(p, '/');
+        size_t l = end ? (size_t)(end - p) : strlen(p);
+        seg[n] = p;
+        len[n++] = l;
+        p += l;
+        while (*p == '/')
+            p++;
+    }
+    return *p ? 9 : n;
+}
+
+static bool seg_is(const char *seg, size_t len, const char *word)
+{
+    return strlen(word) == len && strncmp(seg, word, len) == 0;
+}
+
+int as_path_parse(const char *path, as_path *p)
+{
+    memset(p, 0, sizeof *p);
+    const char *seg[8];
+    size_t len[8];
+    size_t n = split(path, seg, len);
+    if (n > 8 || n < 3) return -1;
+    char group[64] = "", version[16];
+    size_t at;
+    if (seg_is(seg[0], len[0], "api")) {
+        if (!copy_segment(version, sizeof version, seg[1], len[1])) return -1;
+        at = 2;
+    } else if (seg_is(seg[0], len[0], "apis") && n >= 4) {
+        if (!copy_segment(group, sizeof group, seg[1], len[1]) ||
+            !copy_segment(version, sizeof version, seg[2], len[2]))
+            return -1;
+        at = 3;
+    } else {
+        return -1;
+    }
+    char resource[64];
+    /* namespaces/NS/RESOURCE...: a namespaced path, unless what follows the
+     * namespace is a subresource of the namespace itself. */
+    if (n >= at + 3 && seg_is(seg[at], len[at], "namespaces")) {
+        if (!copy_segment(resource, sizeof resource, seg[at + 2], len[at + 2])) return -1;
+        const as_resource *r = as_resource_find(group, version, resource);
+        if (r && r->namespaced) {
+            if (!copy_segment(p->ns, sizeof p->ns, seg[at + 1], len[at + 1])) return -1;
+            p->resource = r;
+            at += 3;
+            goto name;
+        }
+    }
+    if (!copy_segment(resource, sizeof resource, seg[at], len[at])) return -1;
+    p->resource = as_resource_find(group, version, resource);
+    if (!p->resource) return -1;
+    at++;
+name:
+    if (at < n && !copy_segment(p->name, sizeof p->name, seg[at], len[at])) return -1;
+    if (at + 1 < n && !copy_segment(p->sub, sizeof p->sub, seg[at + 1], len[at + 1])) return -1;
+    if (at + 2 < n) return -1;
+    if (p->sub[0]) {
+        bool known = false;
+        for (const as_subresource *s = p->resource->subresources; s->name; s++)
+            known |= strcmp(s->name, p->sub) == 0;
+        if (!known) return -1;
+    }
+    return 0;
+}
+
+void as_qualified_resource(const as_resource *r, char *buf, size_t size)
+{
+    if (r->group[0])
+        snprintf(buf, size, "%s.%s", r->resource, r->group);
+    else
+        snprintf(buf, size, "%s", r->resource);
+}
+
+void as_api_version(const as_resource *r, char *buf, size_t size)
+{
+    if (r->group[0])
+        snprintf(buf, size, "%s/%s", r->group, r->version);
+    else
+        snprintf(buf, size, "%s", r->version);
+}
+
+void as_format_time(time_t t, char buf[32])
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+const char *as_query(const as_request *req, const char *key)
+{
+    return req->query ? req->query(req->query_ctx, key) : NULL;
+}
+
+bool as_wants_table(const as_request *req)
+{
+    return req->accept && strstr(req->accept, "as=Table") && strstr(req->accept, "g=meta.k8s.io");
+}
+
+void as_status_details(as_response *resp, unsigned code, const char *reason, const char *message,
+                       json_t *details)
+{
+    as_status(resp, code, reason, message);
+    if (!details) return;
+    json_t *s = json_loadb(resp->body, resp->len, 0, NULL);
+    free(resp->body);
+    /* details goes before code, where apimachinery puts it */
+    json_t *c = json_incref(json_object_get(s, "code"));
+    json_object_del(s, "code");
+    json_object_set_new(s, "details", details);
+    json_object_set_new(s, "code", c);
+    resp->body = json_dumps(s, JSON_COMPACT);
+    resp->len = resp->body ? strlen(resp->body) : 0;
+    json_decref(s);
+}
+
+static json_t *name_details(const as_resource *r, const char *name, bool kind_is_kind)
+{
+    json_t *d = json_object();
+    if (name && *name) json_object_set_new(d, "name", json_string(name));
+    if (r->group[0]) json_object_set_new(d, "group", json_string(r->group));
+    json_object_set_new(d, "kind", json_string(kind_is_kind ? r->kind : r->resource));
+    return d;
+}
+
+void as_error_not_found(as_response *resp, const as_resource *r, const char *name)
+{
+    char q[128], msg[512];
+    as_qualified_resource(r, q, sizeof q);
+    snprintf(msg, sizeof msg, "%s \"%s\" not found", q, name);
+    as_status_details(resp, 404, "NotFound", msg, name_details(r, name, false));
+}
+
+void as_error_already_exists(as_response *resp, const as_resource *r, const char *name)
+{
+    char q[128], msg[512];
+    as_qualified_resource(r, q, sizeof q);
+    snprintf(msg, sizeof msg, "%s \"%s\" already exists", q, name);
+    as_status_details(resp, 409, "AlreadyExists", msg, name_details(r, name, false));
+}
+
+void as_error_conflict(as_response *resp, const as_resource *r, const char *name)
+{
+    char q[128], msg[640];
+    as_qualified_resource(r, q, sizeof q);
+    snprintf(msg, sizeof msg,
+             "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please "
+             "apply your changes to the latest version and try again",
+             q, name);
+    as_status_details(resp, 409, "Conflict", msg, name_details(r, name, false));
+}
+
+void as_error_forbidden(as_response *resp, const as_resource *r, const char *name, const char *why,
+                        json_t *causes)
+{
+    char q[128], msg[1024];
+    as_qualified_resource(r, q, sizeof q);
+    snprintf(msg, sizeof msg, "%s \"%s\" is forbidden: %s", q, name, why);
+    json_t *d = name_details(r, name, false);
+    if (causes) json_object_set_new(d, "causes", causes);
+    as_status_details(resp, 403, "Forbidden", msg, d);
+}
+
+void as_error_invalid(as_response *resp, const as_resource *r, const char *name, json_t *causes)
+{
+    char *msg = as_strategy_invalid_message(r->kind, name, causes);
+    json_t *d = name_details(r, name, true);
+    json_object_set_new(d, "causes", causes);
+    as_status_details(resp, 422, "Invalid", msg ? msg : "invalid", d);
+    free(msg);
+}
+
+void as_error_bad_request(as_response *resp, const char *message)
+{
+    as_status(resp, 400, "BadRequest", message);
+}
+
+void as_respond_object(as_response *resp, unsigned status, as_blob *blob)
+{
+    resp->status = status;
+    resp->content_type = "application/json";
+    resp->blob = blob;
+    resp->len = blob->len;
+}
+
+/* A growing text buffer; a failed growth leaves `failed` set. */
+typedef struct text_buf {
+    char *text;
+    size_t len, cap;
+    bool failed;
+} text_buf;
+
+static void buf_add(text_buf *b, const char *s, size_t n)
+{
+    if (b->failed) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *t = realloc(b->text, cap);
+        if (!t) {
+            b->failed = true;
+            return;
+        }
+        b->text = t;
+        b->cap = cap;
+    }
+    memcpy(b->text + b->len, s, n);
+    b->len += n;
+    b->text[b->len] = '\0';
+}
+
+/* A Table of stored objects. Rows are made one object at a time and
+ * written out at once, so a table of 30,000 pods never holds 30,000 parsed
+ * pods (nor their row objects) in memory together. */
+static void respond_table(as_response *resp, const as_resource *r, as_blob *const *blobs, size_t n,
+                          const char *list_rv, const char *continue_token)
+{
+    time_t now = time(NULL);
+    json_t *table = as_table(r->group, r->kind, NULL, 0, true, list_rv, now);
+    if (continue_token && table) {
+        json_t *meta = json_object_get(table, "metadata");
+        if (json_is_object(meta))
+            json_object_set_new(meta, "continue", json_string(continue_token));
+    }
+    /* the envelope with "rows" last, so the rows can follow its text */
+    json_object_del(table, "rows");
+    char *head = table ? json_dumps(table, JSON_COMPACT) : NULL;
+    json_decref(table);
+    text_buf b = {.failed = head == NULL};
+    if (head) {
+        buf_add(&b, head, strlen(head) - 1);
+        buf_add(&b, ",\"rows\":[", 9);
+    }
+    free(head);
+    size_t written = 0;
+    for (size_t i = 0; i < n && !b.failed; i++) {
+        json_t *o = json_loadb(blobs[i]->text, blobs[i]->len, 0, NULL);
+        if (!o) continue;
+        json_t *one = as_table(r->group, r->kind, &o, 1, false, NULL, now);
+        json_decref(o);
+        char *row = json_dumps(json_array_get(json_object_get(one, "rows"), 0), JSON_COMPACT);
+        json_decref(one);
+        if (!row) continue;
+        if (written++) buf_add(&b, ",", 1);
+        buf_add(&b, row, strlen(row));
+        free(row);
+    }
+    buf_add(&b, "]}", 2);
+    if (b.failed) {
+        free(b.text);
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    resp->status = 200;
+    resp->content_type = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    resp->body = b.text;
+    resp->len = b.len;
+}
+
+static void get_object(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    as_store_lock(api->store);
+    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    if (!o) {
+        as_store_unlock(api->store);
+        as_error_not_found(resp, p->resource, p->name);
+        return;
+    }
+    as_blob *b = as_blob_ref(o->json);
+    as_store_unlock(api->store);
+    if (as_wants_table(req)) {
+        respond_table(resp, p->resource, &b, 1, NULL, NULL);
+        as_blob_unref(b);
+    } else {
+        as_respond_object(resp, 200, b);
+    }
+}
+
+/* Selectors from the query; answers 400 and returns -1 when one is bad. */
+int as_api_selectors(const as_request *req, const as_resource *r, kube_label_selector **ls,
+                     kube_field_selector **fs, as_response *resp)
+{
+    gp_error err = {0};
+    *ls = kube_label_selector_parse(as_query(req, "labelSelector"), &err);
+    if (!*ls) {
+        as_error_bad_request(resp, err.text);
+        return -1;
+    }
+    *fs = kube_field_selector_parse(as_query(req, "fieldSelector"), as_store_selectable_fields(r),
+                                    &err);
+    if (!*fs) {
+        kube_label_selector_free(*ls);
+        *ls = NULL;
+        as_error_bad_request(resp, err.text);
+        return -1;
+    }
+    return 0;
+}
+
+bool as_api_matches(const as_blob *index, const kube_label_selector *ls,
+                    const kube_field_selector *fs)
+{
+    if (kube_label_selector_is_empty(ls) && kube_field_selector_is_empty(fs)) return true;
+    json_t *idx = as_index_parse(index);
+    if (!idx) return false;
+    const json_t *labels = json_object_get(json_object_get(idx, "metadata"), "labels");
+    bool match = kube_label_selector_matches(ls, labels) && kube_field_selector_matches(fs, idx);
+    json_decref(idx);
+    return match;
+}
+
+/* "Pod" -> "PodList" envelope text up to the items. */
+static void list_head(const as_resource *r, uint64_t rv, const char *cont, text_buf *b)
+{
+    char av[96], head[512];
+    as_api_version(r, av, sizeof av);
+    int n = snprintf(head, sizeof head,
+                     "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                     "\"%llu\"",
+                     r->kind, av, (unsigned long long)rv);
+    buf_add(b, head, (size_t)n);
+    if (cont) {
+        buf_add(b, ",\"continue\":\"", 13);
+        buf_add(b, cont, strlen(cont));
+        buf_add(b, "\"", 1);
+    }
+    buf_add(b, "},\"items\":[", 11);
+}
+
+/* The LIST body without re-encoding: stored texts joined. */
+static void respond_list(as_response *resp, const as_resource *r, uint64_t rv, const char *cont,
+                         as_blob *const *blobs, size_t n)
+{
+    text_buf b = {0};
+    size_t total = 600 + (cont ? strlen(cont) : 0);
+    for (size_t i = 0; i < n; i++)
+        total += blobs[i]->len + 1;
+    b.text = malloc(total);
+    b.cap = b.text ? total : 0;
+    list_head(r, rv, cont, &b);
+    for (size_t i = 0; i < n; i++) {
+        if (i) buf_add(&b, ",", 1);
+        buf_add(&b, blobs[i]->text, blobs[i]->len);
+    }
+    buf_add(&b, "]}", 2);
+    if (b.failed || !b.text) {
+        free(b.text);
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    resp->status = 200;
+    resp->content_type = "application/json";
+    resp->body = b.text;
+    resp->len = b.len;
+}
+
+/* The continue token is opaque to clients: "RV:KEY" of the last item sent.
+ * The matching objects are picked under the lock (their texts referenced);
+ * the answer is written after it is released. */
+static void list_objects(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    kube_label_selector *ls;
+    kube_field_selector *fs;
+    if (as_api_selectors(req, p->resource, &ls, &fs, resp) != 0) return;
+    const char *limit_text = as_query(req, "limit"), *cont = as_query(req, "continue");
+    long limit = limit_text ? strtol(limit_text, NULL, 10) : 0;
+    const char *after = NULL;
+    if (cont && *cont) {
+        after = strchr(cont, ':');
+        if (!after) {
+            kube_label_selector_free(ls);
+            kube_field_selector_free(fs);
+            as_status(resp, 400, "BadRequest", "continue key is not valid");
+            return;
+        }
+        after++;
+    }
+    as_store_lock(api->store);
+    const as_object **all;
+    size_t n = as_store_list(api->store, p->resource, p->ns[0] ? p->ns : NULL, &all), kept = 0;
+    as_blob **blobs = malloc((n ? n : 1) * sizeof *blobs);
+    char *next = NULL;
+    const char *last_key = NULL;
+    /* The listing is sorted by key: a page starts after a binary search,
+     * so reading a list of N objects in pages costs N log N, not N^2. */
+    size_t start = 0;
+    for (size_t hi = n; after && start < hi;) {
+        size_t mid = start + (hi - start) / 2;
+        if (strcmp(all[mid]->key, after) <= 0)
+            start = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = start; blobs && i < n; i++) {
+        if (!as_api_matches(all[i]->index, ls, fs)) continue;
+        if (limit > 0 && kept == (size_t)limit) {
+            size_t size = strlen(last_key) + 32;
+            if ((next = malloc(size)))
+                snprintf(next, size, "%llu:%s", (unsigned long long)as_store_rv(api->store),
+                         last_key);
+            break;
+        }
+        last_key = all[i]->key;
+        blobs[kept++] = as_blob_ref(all[i]->json);
+    }
+    uint64_t rv = as_store_rv(api->store);
+    as_store_unlock(api->store);
+    free(all);
+    char rv_text[24];
+    snprintf(rv_text, sizeof rv_text, "%llu", (unsigned long long)rv);
+    if (!blobs)
+        as_status(resp, 500, "InternalError", "out of memory");
+    else if (as_wants_table(req))
+        respond_table(resp, p->resource, blobs, kept, rv_text, next);
+    else
+        respond_list(resp, p->resource, rv, next, blobs, kept);
+    for (size_t i = 0; i < kept; i++)
+        as_blob_unref(blobs[i]);
+    free(blobs);
+    free(next);
+    kube_label_selector_free(ls);
+    kube_field_selector_free(fs);
+}
+
+static bool method_is(const as_request *req, const char *m)
+{
+    return strcmp(req->method, m) == 0;
+}
+
+static void method_not_allowed(as_response *resp)
+{
+    as_status(resp, 405, "MethodNotAllowed",
+              "the server does not allow this method on the requested resource");
+}
+
+int as_api_handle(as_api *api, const as_request *req, as_response *resp)
+{
+    as_path p;
+    if (as_path_parse(req->path, &p) != 0) return 0;
+    bool collection = p.name[0] == '\0';
+    if (p.resource->namespaced && !collection && !p.ns[0]) return 0;
+    if (!p.resource->namespaced && p.ns[0]) return 0;
+    if (method_is(req, "GET") || method_is(req, "HEAD")) {
+        const char *watch = as_query(req, "watch");
+        if (watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0))
+            as_api_watch(api, req, &p, resp);
+        else if (collection)
+            list_objects(api, req, &p, resp);
+        else
+            get_object(api, req, &p, resp);
+        return 1;
+    }
+    if (method_is(req, "POST")) {
+        if (collection)
+            as_api_create(api, req, &p, resp);
+        else if (strcmp(p.sub, "binding") == 0)
+            as_api_bind(api, req, &p, resp);
+        else
+            method_not_allowed(resp);
+        return 1;
+    }
+    if (collection || strcmp(p.sub, "binding") == 0) {
+        method_not_allowed(resp);
+        return 1;
+    }
+    if (method_is(req, "PUT"))
+        as_api_update(api, req, &p, resp);
+    else if (method_is(req, "PATCH") && strcmp(p.sub, "finalize") != 0)
+        as_api_patch(api, req, &p, resp);
+    else if (method_is(req, "DELETE") && !p.sub[0])
+        as_api_delete(api, req, &p, resp);
+    else
+        method_not_allowed(resp);
+    return 1;
+}

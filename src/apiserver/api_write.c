@@ -1,0 +1,1018 @@
+/* The object API's writes: create, update, patch, delete and pod binding.
+ *
+ * Every write goes the way kube-apiserver's generic registry goes: decode,
+ * defaults and the kind's strategy, admission, validation, then the store,
+ * which assigns the resourceVersion. A write that changes nothing is not
+ * stored (no new resourceVersion, no watch event), which is what lets
+ * kubectl print "patched (no change)". */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiserver/api.h"
+#include "apiserver/strategy.h"
+#include "kube/patch.h"
+#include "kube/protobuf.h"
+#include "kube/smp.h"
+#include "util/random.h"
+
+/* etcd's default request limit is 1.5 MiB; kube-apiserver refuses larger
+ * objects, and so do we (with 422 rather than etcd's opaque error). */
+#define MAX_OBJECT_BYTES (3u << 19)
+
+static const char unsupported_media[] =
+    "the body of the request was in an unknown format - accepted media types include: "
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+
+static bool type_is(const char *content_type, const char *want)
+{
+    size_t n = strlen(want);
+    return content_type && strncmp(content_type, want, n) == 0 &&
+           (content_type[n] == '\0' || content_type[n] == ';');
+}
+
+/* The request body as a JSON object, from JSON or from protobuf; answers the
+ * error itself and returns NULL. */
+static json_t *decode_body(const as_request *req, as_response *resp)
+{
+    if (!req->body || req->body_len == 0) {
+        as_error_bad_request(resp, "the request body is empty");
+        return NULL;
+    }
+    gp_error err = {0};
+    if (type_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
+        json_t *obj = kube_protobuf_decode(req->body, req->body_len, &err);
+        if (!obj) as_error_bad_request(resp, err.text);
+        return obj;
+    }
+    if (req->content_type && !type_is(req->content_type, "application/json")) {
+        as_status(resp, 415, "UnsupportedMediaType", unsupported_media);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *obj = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj || !json_is_object(obj)) {
+        char msg[400];
+        if (obj)
+            snprintf(msg, sizeof msg, "the request body is not a JSON object");
+        else
+            snprintf(msg, sizeof msg, "the request body is not valid JSON: line %d, column %d: %s",
+                     jerr.line, jerr.column, jerr.text);
+        json_decref(obj);
+        as_error_bad_request(resp, msg);
+        return NULL;
+    }
+    return obj;
+}
+
+static json_t *metadata_of(json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(obj, "metadata", meta);
+    }
+    return meta;
+}
+
+static const char *meta_string(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+}
+
+/* apiVersion and kind must be this resource's (or absent, then filled in). */
+static int check_type(json_t *obj, const as_resource *r, const char *kind, as_response *resp)
+{
+    char want[96], msg[400];
+    as_api_version(r, want, sizeof want);
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *k = json_string_value(json_object_get(obj, "kind"));
+    if (av && *av && strcmp(av, want) != 0) {
+        snprintf(msg, sizeof msg,
+                 "the API version in the data (%s) does not match the expected API version (%s)",
+                 av, want);
+        as_error_bad_request(resp, msg);
+        return -1;
+    }
+    if (k && *k && strcmp(k, kind) != 0) {
+        snprintf(msg, sizeof msg, "the kind in the data (%s) does not match the expected kind (%s)",
+                 k, kind);
+        as_error_bad_request(resp, msg);
+        return -1;
+    }
+    /* apiVersion and kind lead the object, as the real server prints it */
+    json_t *copy = json_copy(obj);
+    json_object_clear(obj);
+    json_object_set_new(obj, "apiVersion", json_string(want));
+    json_object_set_new(obj, "kind", json_string(kind));
+    json_object_update(obj, copy);
+    json_object_set_new(obj, "apiVersion", json_string(want));
+    json_object_set_new(obj, "kind", json_string(kind));
+    json_decref(copy);
+    return 0;
+}
+
+/* What kube-apiserver refuses while decoding (a quantity that does not
+ * parse) is a 400, before any defaulting. */
+static int check_decodable(const json_t *obj, const as_resource *r, as_response *resp)
+{
+    char *msg = as_strategy_decode_error(r->group, r->kind, obj);
+    if (!msg) return 0;
+    as_error_bad_request(resp, msg);
+    free(msg);
+    return -1;
+}
+
+static void new_uid(char out[37])
+{
+    char hex[33];
+    gp_error err = {0};
+    if (gp_random_hex(hex, 16, &err) != 0) memset(hex, '0', 32), hex[32] = '\0';
+    hex[12] = '4'; /* a version 4 UUID */
+    hex[16] = "89ab"[hex[16] % 4];
+    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+/* apimachinery's generateName suffix: 5 of these, base cut to 58. */
+static void generate_name(const char *base, char *out, size_t size)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    unsigned char rnd[5];
+    char hex[11];
+    gp_error err = {0};
+    if (gp_random_hex(hex, 5, &err) != 0) memset(hex, '0', 10);
+    for (int i = 0; i < 5; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        rnd[i] = (unsigned char)alphabet[v % (sizeof alphabet - 1)];
+    }
+    snprintf(out, size, "%.58s%.5s", base, (const char *)rnd);
+}
+
+/* Read once per version of the namespace: every create in it asks. */
+static const char *namespace_phase(as_api *api, const char *ns)
+{
+    const as_resource *nsr = as_resource_find("", "v1", "namespaces");
+    as_object *o = (as_object *)as_store_get(api->store, nsr, "", ns);
+    if (!o) return NULL;
+    if (o->memo_rv != o->rv) {
+        json_t *obj = json_loadb(o->json->text, o->json->len, 0, NULL);
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+        o->memo = phase && strcmp(phase, "Terminating") == 0;
+        o->memo_rv = o->rv;
+        json_decref(obj);
+    }
+    return o->memo ? "Terminating" : "Active";
+}
+
+/* NamespaceLifecycle admission: no new content in a missing or terminating
+ * namespace. Needs the lock. */
+static int admit_namespace(as_api *api, const as_path *p, const char *name, as_response *resp)
+{
+    if (!p->resource->namespaced) return 0;
+    const char *phase = namespace_phase(api, p->ns);
+    if (!phase) {
+        as_error_not_found(resp, as_resource_find("", "v1", "namespaces"), p->ns);
+        return -1;
+    }
+    if (strcmp(phase, "Terminating") != 0) return 0;
+    char why[400], cause[300];
+    snprintf(why, sizeof why,
+             "unable to create new content in namespace %s because it is being terminated", p->ns);
+    snprintf(cause, sizeof cause, "namespace %s is being terminated", p->ns);
+    json_t *causes = json_pack("[{s:s, s:s, s:s}]", "reason", "NamespaceTerminating", "message",
+                               cause, "field", "metadata.namespace");
+    as_error_forbidden(resp, p->resource, name, why, causes);
+    return -1;
+}
+
+/* The RuntimeClass a pod names, or NULL (also for any other kind). */
+static const char *runtime_class_of(const as_path *p, const json_t *obj)
+{
+    if (strcmp(p->resource->kind, "Pod") != 0 || p->resource->group[0]) return NULL;
+    const char *rc =
+        json_string_value(json_object_get(json_object_get(obj, "spec"), "runtimeClassName"));
+    return rc && *rc ? rc : NULL;
+}
+
+/* RuntimeClass admission: a pod naming a missing RuntimeClass is refused;
+ * one naming a class gets its overhead and scheduling. */
+static int admit_runtimeclass(as_api *api, const as_path *p, json_t *pod, const char *name,
+                              as_response *resp)
+{
+    const char *rc = runtime_class_of(p, pod);
+    if (!rc) return 0;
+    const as_object *o =
+        as_store_get(api->store, as_resource_find("node.k8s.io", "v1", "runtimeclasses"), "", rc);
+    char why[400];
+    if (!o) {
+        snprintf(why, sizeof why, "pod rejected: RuntimeClass \"%s\" not found", rc);
+        as_error_forbidden(resp, p->resource, name, why, NULL);
+        return -1;
+    }
+    json_t *rcobj = json_loadb(o->json->text, o->json->len, 0, NULL);
+    char *message = NULL;
+    int rcode = as_strategy_runtimeclass(pod, rcobj, &message);
+    json_decref(rcobj);
+    if (rcode != 0) {
+        as_error_forbidden(resp, p->resource, name, message ? message : "runtimeclass conflict",
+                           NULL);
+        free(message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Counts the bytes of the serialization without keeping them; stops at the
+ * limit. */
+static int count_bytes(const char *buffer, size_t size, void *data)
+{
+    (void)buffer;
+    size_t *len = data;
+    *len += size;
+    return *len > MAX_OBJECT_BYTES ? -1 : 0;
+}
+
+/* An upper bound of an object's size as stored, from the request and the
+ * object it changes (old_len, 0 for none); SIZE_MAX when there is none.
+ * JSON text does not grow when written again (jansson drops the spaces and
+ * writes UTF-8 as it is), and what the server adds is bounded: defaults at
+ * most a few times the bytes of what they default (an empty probe gets four
+ * numbers), metadata and conditions a few hundred bytes. A protobuf body
+ * has no field names and a JSON patch can copy what it likes: no bound. */
+#define DEFAULTS_GROWTH 16u
+#define SERVER_ADDS     (64u << 10)
+static size_t size_bound(const as_request *req, size_t old_len)
+{
+    if (req->content_type && !type_is(req->content_type, "application/json") &&
+        !type_is(req->content_type, "application/strategic-merge-patch+json") &&
+        !type_is(req->content_type, "application/merge-patch+json"))
+        return SIZE_MAX;
+    if (req->body_len > (MAX_OBJECT_BYTES + 0u) / DEFAULTS_GROWTH) return SIZE_MAX;
+    return old_len + req->body_len * DEFAULTS_GROWTH + SERVER_ADDS;
+}
+
+/* The 422 of an object over the limit. Counting its bytes costs as much as
+ * writing it, so it is skipped when `bound` says it cannot be over. */
+static int check_size(const json_t *obj, const as_resource *r, const char *name, size_t bound,
+                      as_response *resp)
+{
+    if (bound <= MAX_OBJECT_BYTES) return 0;
+    size_t len = 0;
+    json_dump_callback(obj, count_bytes, &len, JSON_COMPACT);
+    if (len <= MAX_OBJECT_BYTES) return 0;
+    char msg[200];
+    snprintf(msg, sizeof msg, "Too long: may not be more than %u bytes", MAX_OBJECT_BYTES);
+    as_error_invalid(resp, r, name,
+                     json_pack("[{s:s, s:s, s:s}]", "reason", "FieldValueTooLong", "message", msg,
+                               "field", "metadata"));
+    return -1;
+}
+
+static bool dry_run(const as_request *req)
+{
+    const char *d = as_query(req, "dryRun");
+    return d && *d;
+}
+
+static void respond_json(as_response *resp, unsigned status, json_t *obj)
+{
+    char *text = json_dumps(obj, JSON_COMPACT);
+    as_blob *b = text ? as_blob_new(text, strlen(text)) : NULL;
+    free(text);
+    if (!b) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    as_respond_object(resp, status, b);
+}
+
+static void store_failed(as_response *resp, const gp_error *err)
+{
+    as_status(resp, 500, "InternalError", err->text);
+}
+
+/* After the store's lock is let go: the answer waits for the write of rv
+ * (0: none) to be committed, and becomes the store's error if it could not
+ * be (store.h, group commit). A request with defer_commit gets the rv to
+ * wait for itself. */
+static void await_commit(as_api *api, const as_request *req, uint64_t rv, as_response *resp)
+{
+    gp_error err = {0};
+    if (req->defer_commit) {
+        resp->commit_rv = rv;
+        return;
+    }
+    if (!rv || as_store_sync(api->store, rv, &err) == 0) return;
+    as_response_free(resp);
+    store_failed(resp, &err);
+}
+
+/* ObjectMeta's lists and maps are omitempty in Go: once a patch empties
+ * them (the last owner reference or finalizer removed), a real server
+ * stores them absent, not as [] or {}. */
+static void drop_empty_metadata(json_t *obj)
+{
+    static const char *const keys[] = {"labels", "annotations", "ownerReferences", "finalizers",
+                                       NULL};
+    json_t *meta = json_object_get(obj, "metadata");
+    for (size_t i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(meta, keys[i]);
+        if (json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
+            (json_is_object(v) && json_object_size(v) == 0))
+            json_object_del(meta, keys[i]);
+    }
+}
+
+/* Server-set metadata on create; client values for these are dropped. */
+static int prepare_metadata(json_t *obj, const as_path *p, as_response *resp, char *name,
+                            size_t size)
+{
+    json_t *meta = metadata_of(obj);
+    const char *given = json_string_value(json_object_get(meta, "name"));
+    const char *gen = json_string_value(json_object_get(meta, "generateName"));
+    if ((!given || !*given) && gen && *gen) {
+        generate_name(gen, name, size);
+        json_object_set_new(meta, "name", json_string(name));
+    } else {
+        snprintf(name, size, "%s", given ? given : "");
+    }
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    if (p->resource->namespaced) {
+        if (ns && *ns && strcmp(ns, p->ns) != 0) {
+            as_error_bad_request(resp, "the namespace of the provided object does not match the "
+                                       "namespace sent on the request");
+            return -1;
+        }
+        json_object_set_new(meta, "namespace", json_string(p->ns));
+    } else {
+        json_object_del(meta, "namespace");
+    }
+    static const char *const server_set[] = {"uid",
+                                             "resourceVersion",
+                                             "selfLink",
+                                             "deletionTimestamp",
+                                             "deletionGracePeriodSeconds",
+                                             "generation",
+                                             "managedFields",
+                                             "creationTimestamp",
+                                             NULL};
+    for (size_t i = 0; server_set[i]; i++)
+        json_object_del(meta, server_set[i]);
+    char uid[37], now[32];
+    new_uid(uid);
+    as_format_time(time(NULL), now);
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_set_new(meta, "creationTimestamp", json_string(now));
+    return 0;
+}
+
+/* Validation with the real 422; consumes nothing. */
+static int validate(const as_path *p, const json_t *obj, const json_t *old, const char *name,
+                    as_response *resp)
+{
+    json_t *causes = as_strategy_validate(p->resource->group, p->resource->kind, obj, old);
+    if (!causes || json_array_size(causes) == 0) {
+        json_decref(causes);
+        return 0;
+    }
+    as_error_invalid(resp, p->resource, name, causes);
+    return -1;
+}
+
+void as_api_create(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    json_t *obj = decode_body(req, resp);
+    if (!obj) return;
+    char name[254];
+    if (check_type(obj, p->resource, p->resource->kind, resp) != 0 ||
+        check_decodable(obj, p->resource, resp) != 0 ||
+        prepare_metadata(obj, p, resp, name, sizeof name) != 0) {
+        json_decref(obj);
+        return;
+    }
+    drop_empty_metadata(obj);
+    as_strategy_create(p->resource->group, p->resource->kind, obj);
+    /* Admission (which gives a pod its RuntimeClass's overhead and
+     * scheduling), then validation and the size of what admission made,
+     * then the write, in kube-apiserver's order. Validation reads the
+     * object alone and runs without the lock, as kube-apiserver holds none
+     * across the three. A class's scheduling can be of any size: a pod
+     * naming one has no bound. */
+    as_store_lock(api->store);
+    bool admitted = admit_runtimeclass(api, p, obj, name, resp) == 0 &&
+                    admit_namespace(api, p, name, resp) == 0;
+    as_store_unlock(api->store);
+    size_t bound = runtime_class_of(p, obj) ? SIZE_MAX : size_bound(req, 0);
+    if (!admitted || validate(p, obj, NULL, name, resp) != 0 ||
+        check_size(obj, p->resource, name, bound, resp) != 0) {
+        json_decref(obj);
+        return;
+    }
+    as_store_lock(api->store);
+    gp_error err = {0};
+    const as_object *stored;
+    uint64_t written = 0;
+    if (as_store_get(api->store, p->resource, p->ns, name)) {
+        as_error_already_exists(resp, p->resource, name);
+        goto done;
+    }
+    if (dry_run(req)) {
+        respond_json(resp, 201, obj);
+        goto done;
+    }
+    if (!(stored = as_store_put(api->store, p->resource, p->ns, name, obj, &err))) {
+        store_failed(resp, &err);
+    } else {
+        written = stored->rv;
+        as_respond_object(resp, 201, as_blob_ref(stored->json));
+    }
+done:
+    as_store_unlock(api->store);
+    await_commit(api, req, written, resp);
+    json_decref(obj);
+}
+
+static json_t *load_stored(const as_object *o)
+{
+    return json_loadb(o->json->text, o->json->len, 0, NULL);
+}
+
+/* Equal ignoring metadata.resourceVersion: a write that would change
+ * nothing else is not a change. Both are ours to modify: the versions are
+ * taken out for the comparison and put back. */
+static bool same_object(json_t *a, json_t *b)
+{
+    json_t *ma = json_object_get(a, "metadata"), *mb = json_object_get(b, "metadata");
+    json_t *ra = json_incref(json_object_get(ma, "resourceVersion"));
+    json_t *rb = json_incref(json_object_get(mb, "resourceVersion"));
+    json_object_del(ma, "resourceVersion");
+    json_object_del(mb, "resourceVersion");
+    bool same = json_equal(a, b);
+    if (ra) json_object_set_new(ma, "resourceVersion", ra);
+    if (rb) json_object_set_new(mb, "resourceVersion", rb);
+    return same;
+}
+
+static void copy_key(json_t *to, const json_t *from, const char *key)
+{
+    json_t *v = json_object_get(from, key);
+    if (v)
+        json_object_set(to, key, v);
+    else
+        json_object_del(to, key);
+}
+
+/* An object whose deletion was waiting only for its finalizers goes once
+ * they are gone (for a pod: once its grace period has been cut to 0). */
+static bool deletion_complete(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    if (!json_object_get(meta, "deletionTimestamp")) return false;
+    if (json_array_size(json_object_get(meta, "finalizers")) > 0) return false;
+    const json_t *grace = json_object_get(meta, "deletionGracePeriodSeconds");
+    return !grace || json_integer_value(grace) == 0;
+}
+
+/* What an update does before the store sees it, without the lock: server
+ * fields kept from the old object, the kind's strategy, validation and the
+ * size bound. obj becomes the state to store. */
+static int prepare_update(const as_path *p, json_t *obj, const json_t *old, size_t bound,
+                          as_response *resp)
+{
+    const as_resource *r = p->resource;
+    json_t *meta = metadata_of(obj);
+    const json_t *old_meta = json_object_get(old, "metadata");
+    static const char *const kept[] = {
+        "uid",       "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+        "namespace", "generation",        "selfLink",          NULL};
+    for (size_t i = 0; kept[i]; i++)
+        copy_key(meta, old_meta, kept[i]);
+    json_object_del(meta, "managedFields");
+    drop_empty_metadata(obj);
+    if (strcmp(p->sub, "finalize") == 0) {
+        /* /finalize changes spec.finalizers and nothing else */
+        json_t *next = json_deep_copy(old);
+        json_t *spec = json_object_get(next, "spec");
+        json_t *fin = json_object_get(json_object_get(obj, "spec"), "finalizers");
+        if (json_is_object(spec)) {
+            if (fin)
+                json_object_set(spec, "finalizers", fin);
+            else
+                json_object_del(spec, "finalizers");
+        }
+        json_object_clear(obj);
+        json_object_update(obj, next);
+        json_decref(next);
+    } else {
+        as_strategy_update(r->group, r->kind, obj, old, strcmp(p->sub, "status") == 0);
+    }
+    if (validate(p, obj, old, p->name, resp) != 0) return -1;
+    return check_size(obj, r, p->name, bound, resp);
+}
+
+enum { STORED, RETRY };
+
+/* The locked step of an update: the object must still be at the version
+ * the update was computed from (else RETRY, and the caller computes it
+ * again on the new state, as kube-apiserver's GuaranteedUpdate does). */
+static int store_update(as_api *api, const as_request *req, const as_path *p, json_t *obj,
+                        json_t *old, uint64_t from_rv, as_response *resp)
+{
+    const as_resource *r = p->resource;
+    gp_error err = {0};
+    bool unchanged = same_object(obj, old); /* both are ours: no lock needed */
+    uint64_t written = 0;
+    as_store_lock(api->store);
+    const as_object *o = as_store_get(api->store, r, p->ns, p->name);
+    if (!o) {
+        as_store_unlock(api->store);
+        as_error_not_found(resp, r, p->name);
+        return STORED;
+    }
+    if (o->rv != from_rv) {
+        as_store_unlock(api->store);
+        return RETRY;
+    }
+    if (unchanged) {
+        as_respond_object(resp, 200, as_blob_ref(o->json));
+    } else if (dry_run(req)) {
+        respond_json(resp, 200, obj);
+    } else if (deletion_complete(obj)) {
+        as_blob *last = as_store_delete(api->store, r, p->ns, p->name, obj, &err);
+        if (!last) {
+            store_failed(resp, &err);
+        } else {
+            written = as_store_rv(api->store);
+            as_respond_object(resp, 200, last);
+        }
+    } else {
+        const as_object *stored = as_store_put(api->store, r, p->ns, p->name, obj, &err);
+        if (!stored) {
+            store_failed(resp, &err);
+        } else {
+            written = stored->rv;
+            as_respond_object(resp, 200, as_blob_ref(stored->json));
+        }
+    }
+    as_store_unlock(api->store);
+    await_commit(api, req, written, resp);
+    return STORED;
+}
+
+/* The stored object as it is now, parsed, with its version and its length;
+ * NULL after answering 404. */
+static json_t *read_current(as_api *api, const as_path *p, uint64_t *rv, size_t *len,
+                            as_response *resp)
+{
+    as_store_lock(api->store);
+    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    as_blob *b = o ? as_blob_ref(o->json) : NULL;
+    *rv = o ? o->rv : 0;
+    *len = b ? b->len : 0;
+    as_store_unlock(api->store);
+    if (!b) {
+        as_error_not_found(resp, p->resource, p->name);
+        return NULL;
+    }
+    json_t *obj = json_loadb(b->text, b->len, 0, NULL);
+    as_blob_unref(b);
+    if (!obj) as_status(resp, 500, "InternalError", "a stored object does not parse");
+    return obj;
+}
+
+/* Concurrent writers to one object retry; this many rounds means a client
+ * is hammering it, and it gets the 409 a real server would give. */
+#define MAX_UPDATE_ATTEMPTS 16
+
+/* read_current for round `attempt` of a read-modify-write: NULL after
+ * answering 404, or the 409 of too many rounds. */
+static json_t *read_for_update(as_api *api, const as_path *p, int attempt, uint64_t *rv,
+                               size_t *len, as_response *resp)
+{
+    json_t *cur = read_current(api, p, rv, len, resp);
+    if (cur && attempt == MAX_UPDATE_ATTEMPTS) {
+        json_decref(cur);
+        as_error_conflict(resp, p->resource, p->name);
+        return NULL;
+    }
+    return cur;
+}
+
+static int check_name(const json_t *obj, const as_path *p, as_response *resp)
+{
+    const char *name = meta_string(obj, "name");
+    if (!name || strcmp(name, p->name) == 0) return 0;
+    char msg[700];
+    snprintf(msg, sizeof msg, "the name of the object (%s) does not match the name on the URL (%s)",
+             name, p->name);
+    as_error_bad_request(resp, msg);
+    return -1;
+}
+
+void as_api_update(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    json_t *body = decode_body(req, resp);
+    if (!body) return;
+    if (check_type(body, p->resource, p->resource->kind, resp) != 0 ||
+        check_decodable(body, p->resource, resp) != 0 || check_name(body, p, resp) != 0) {
+        json_decref(body);
+        return;
+    }
+    json_object_set_new(metadata_of(body), "name", json_string(p->name));
+    const char *want = meta_string(body, "resourceVersion");
+    for (int attempt = 0;; attempt++) {
+        uint64_t rv;
+        size_t old_len;
+        json_t *old = read_current(api, p, &rv, &old_len, resp);
+        if (!old) break;
+        char current[24];
+        snprintf(current, sizeof current, "%llu", (unsigned long long)rv);
+        if ((want && *want && strcmp(want, current) != 0) || attempt == MAX_UPDATE_ATTEMPTS) {
+            json_decref(old);
+            as_error_conflict(resp, p->resource, p->name);
+            break;
+        }
+        json_t *obj = json_deep_copy(body);
+        int done = prepare_update(p, obj, old, size_bound(req, old_len), resp) != 0 ||
+                   store_update(api, req, p, obj, old, rv, resp) == STORED;
+        json_decref(obj);
+        json_decref(old);
+        if (done) break;
+    }
+    json_decref(body);
+}
+
+/* The patched object, or NULL after answering the error. */
+static json_t *apply_patch(const as_request *req, const as_path *p, const json_t *old,
+                           as_response *resp)
+{
+    const char *ct = req->content_type;
+    bool smp = type_is(ct, "application/strategic-merge-patch+json");
+    bool merge = type_is(ct, "application/merge-patch+json");
+    bool jsonpatch = type_is(ct, "application/json-patch+json");
+    if (!smp && !merge && !jsonpatch) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "the body of the request was in an unknown format - accepted media types "
+                 "include: application/json-patch+json, application/merge-patch+json, "
+                 "application/strategic-merge-patch+json");
+        as_status(resp, 415, "UnsupportedMediaType", msg);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *patch = req->body ? json_loadb(req->body, req->body_len, 0, &jerr) : NULL;
+    if (!patch) {
+        as_error_bad_request(resp, "the patch is not valid JSON");
+        return NULL;
+    }
+    gp_error err = {0};
+    json_t *out = NULL;
+    if (jsonpatch) {
+        if (!json_is_array(patch)) {
+            as_error_bad_request(resp, "json: cannot unmarshal object into Go value of type "
+                                       "jsonpatch.Patch");
+        } else if (!(out = kube_json_patch(old, patch, &err))) {
+            /* kube-apiserver drops the jsonpatch text for this generic one */
+            as_status(resp, 422, "Invalid",
+                      "the server rejected our request due to an error in our request");
+        }
+    } else if (!json_is_object(patch)) {
+        as_error_bad_request(resp, "the patch is not a JSON object");
+    } else if (merge) {
+        out = kube_merge_patch(old, patch);
+    } else if (!(out = kube_strategic_merge_patch(old, patch, p->resource->kind, &err))) {
+        as_error_bad_request(resp, err.text);
+    }
+    json_decref(patch);
+    if (out && !json_is_object(out)) {
+        json_decref(out);
+        as_error_bad_request(resp, "the patch does not leave an object");
+        return NULL;
+    }
+    return out;
+}
+
+void as_api_patch(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    for (int attempt = 0;; attempt++) {
+        uint64_t rv;
+        size_t old_len;
+        json_t *old = read_for_update(api, p, attempt, &rv, &old_len, resp);
+        if (!old) return;
+        json_t *obj = apply_patch(req, p, old, resp);
+        int done = 1;
+        if (obj) {
+            /* a resourceVersion the patch sets is a precondition */
+            const char *want = meta_string(obj, "resourceVersion");
+            const char *old_rv = meta_string(old, "resourceVersion");
+            const char *name = meta_string(obj, "name");
+            if (want && old_rv && strcmp(want, old_rv) != 0)
+                as_error_conflict(resp, p->resource, p->name);
+            else if (name && strcmp(name, p->name) != 0)
+                as_error_bad_request(resp, "metadata.name cannot be changed by a patch");
+            else if (check_type(obj, p->resource, p->resource->kind, resp) == 0 &&
+                     check_decodable(obj, p->resource, resp) == 0 &&
+                     prepare_update(p, obj, old, size_bound(req, old_len), resp) == 0)
+                done = store_update(api, req, p, obj, old, rv, resp) == STORED;
+        }
+        json_decref(obj);
+        json_decref(old);
+        if (done) return;
+    }
+}
+
+/* DeleteOptions from the body, else the query. */
+typedef struct delete_options {
+    long long grace; /* -1: not given */
+    char policy[32]; /* "", Background, Foreground, Orphan */
+    char uid[64], rv[32];
+} delete_options;
+
+static int read_delete_options(const as_request *req, delete_options *o, as_response *resp)
+{
+    memset(o, 0, sizeof *o);
+    o->grace = -1;
+    const char *q = as_query(req, "gracePeriodSeconds");
+    if (q) o->grace = strtoll(q, NULL, 10);
+    q = as_query(req, "propagationPolicy");
+    if (q) snprintf(o->policy, sizeof o->policy, "%s", q);
+    if (!req->body || req->body_len == 0) return 0;
+    json_t *b = json_loadb(req->body, req->body_len, 0, NULL);
+    if (!json_is_object(b)) {
+        json_decref(b);
+        as_error_bad_request(resp, "the DeleteOptions body is not a JSON object");
+        return -1;
+    }
+    json_t *v = json_object_get(b, "gracePeriodSeconds");
+    if (json_is_integer(v)) o->grace = json_integer_value(v);
+    const char *s = json_string_value(json_object_get(b, "propagationPolicy"));
+    if (s) snprintf(o->policy, sizeof o->policy, "%s", s);
+    if (json_is_true(json_object_get(b, "orphanDependents"))) snprintf(o->policy, 32, "Orphan");
+    json_t *pre = json_object_get(b, "preconditions");
+    s = json_string_value(json_object_get(pre, "uid"));
+    if (s) snprintf(o->uid, sizeof o->uid, "%s", s);
+    s = json_string_value(json_object_get(pre, "resourceVersion"));
+    if (s) snprintf(o->rv, sizeof o->rv, "%s", s);
+    json_decref(b);
+    const char *pol = o->policy;
+    if (*pol && strcmp(pol, "Background") && strcmp(pol, "Foreground") && strcmp(pol, "Orphan")) {
+        as_error_bad_request(resp, "propagationPolicy: Unsupported value");
+        return -1;
+    }
+    return 0;
+}
+
+static void add_finalizer(json_t *meta, const char *name)
+{
+    json_t *f = json_object_get(meta, "finalizers");
+    if (!json_is_array(f)) {
+        f = json_array();
+        json_object_set_new(meta, "finalizers", f);
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(f, i,
+                       v) if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) return;
+    json_array_append_new(f, json_string(name));
+}
+
+/* The grace period a pod gets: unbound or finished pods go at once (the
+ * pod registry's CheckGracefulDelete). */
+static long long pod_grace(const json_t *pod, long long asked)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    if (!node || !*node) return 0;
+    if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) return 0;
+    if (asked >= 0) return asked;
+    const json_t *g = json_object_get(spec, "terminationGracePeriodSeconds");
+    return json_is_integer(g) ? json_integer_value(g) : 30;
+}
+
+void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    delete_options opt;
+    if (read_delete_options(req, &opt, resp) != 0) return;
+    gp_error err = {0};
+    uint64_t written = 0;
+    as_store_lock(api->store);
+    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    if (!o) {
+        as_store_unlock(api->store);
+        as_error_not_found(resp, p->resource, p->name);
+        return;
+    }
+    json_t *obj = load_stored(o);
+    json_t *meta = metadata_of(obj);
+    char rv[24];
+    snprintf(rv, sizeof rv, "%llu", (unsigned long long)o->rv);
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    if ((opt.uid[0] && (!uid || strcmp(uid, opt.uid) != 0)) || (opt.rv[0] && strcmp(rv, opt.rv))) {
+        as_error_conflict(resp, p->resource, p->name);
+        goto done;
+    }
+    bool is_pod = strcmp(p->resource->kind, "Pod") == 0 && !p->resource->group[0];
+    bool is_namespace = strcmp(p->resource->resource, "namespaces") == 0;
+    long long grace = is_pod ? pod_grace(obj, opt.grace) : 0;
+    if (strcmp(opt.policy, "Foreground") == 0) add_finalizer(meta, "foregroundDeletion");
+    if (strcmp(opt.policy, "Orphan") == 0) add_finalizer(meta, "orphan");
+    if (is_namespace) {
+        json_t *status = json_object_get(obj, "status");
+        if (!json_is_object(status)) json_object_set_new(obj, "status", status = json_object());
+        json_object_set_new(status, "phase", json_string("Terminating"));
+    }
+    bool finalizers = json_array_size(json_object_get(meta, "finalizers")) > 0 ||
+                      json_array_size(json_object_get(json_object_get(obj, "spec"), "finalizers"));
+    if (dry_run(req)) {
+        respond_json(resp, 200, obj);
+        goto done;
+    }
+    if (grace > 0 || finalizers) {
+        json_t *prev = json_object_get(meta, "deletionGracePeriodSeconds");
+        if (!json_object_get(meta, "deletionTimestamp") ||
+            (json_is_integer(prev) && grace < json_integer_value(prev))) {
+            char when[32];
+            as_format_time(time(NULL) + grace, when);
+            json_object_set_new(meta, "deletionTimestamp", json_string(when));
+            json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
+        }
+        if (!finalizers && grace == 0) goto remove;
+        json_t *old = load_stored(o);
+        if (same_object(obj, old)) {
+            as_respond_object(resp, 200, as_blob_ref(o->json));
+        } else {
+            const as_object *stored =
+                as_store_put(api->store, p->resource, p->ns, p->name, obj, &err);
+            if (!stored) {
+                store_failed(resp, &err);
+            } else {
+                written = stored->rv;
+                as_respond_object(resp, 200, as_blob_ref(stored->json));
+            }
+        }
+        json_decref(old);
+        goto done;
+    }
+remove:;
+    as_blob *last = as_store_delete(api->store, p->resource, p->ns, p->name, obj, &err);
+    if (!last) {
+        store_failed(resp, &err);
+    } else {
+        written = as_store_rv(api->store);
+        as_respond_object(resp, 200, last);
+    }
+done:
+    as_store_unlock(api->store);
+    await_commit(api, req, written, resp);
+    json_decref(obj);
+}
+
+static void set_condition(json_t *pod, const char *type, const char *status)
+{
+    json_t *st = json_object_get(pod, "status");
+    if (!json_is_object(st)) json_object_set_new(pod, "status", st = json_object());
+    json_t *conds = json_object_get(st, "conditions");
+    if (!json_is_array(conds)) json_object_set_new(st, "conditions", conds = json_array());
+    char now[32];
+    as_format_time(time(NULL), now);
+    json_t *c = json_pack("{s:s, s:s, s:n, s:s}", "type", type, "status", status, "lastProbeTime",
+                          "lastTransitionTime", now);
+    size_t i;
+    json_t *v;
+    json_array_foreach(conds, i, v)
+    {
+        const char *t = json_string_value(json_object_get(v, "type"));
+        if (t && strcmp(t, type) == 0) {
+            json_array_set_new(conds, i, c);
+            return;
+        }
+    }
+    json_array_append_new(conds, c);
+}
+
+/* The binding's checks and its change to the pod; 0 when `pod` is to be
+ * stored, -1 after answering. */
+static int bind_pod(json_t *pod, const as_path *p, const char *node, const char *want_uid,
+                    as_response *resp)
+{
+    json_t *spec = json_object_get(pod, "spec");
+    const char *assigned = json_string_value(json_object_get(spec, "nodeName"));
+    if (!node || !*node) {
+        as_error_invalid(resp, p->resource, p->name,
+                         json_pack("[{s:s, s:s, s:s}]", "reason", "FieldValueRequired", "message",
+                                   "Required value", "field", "target.name"));
+        return -1;
+    }
+    if (want_uid && *want_uid && strcmp(want_uid, meta_string(pod, "uid")) != 0) {
+        as_error_conflict(resp, p->resource, p->name);
+        return -1;
+    }
+    if (meta_string(pod, "deletionTimestamp") || (assigned && *assigned)) {
+        char msg[600], full[1100];
+        if (assigned && *assigned)
+            snprintf(msg, sizeof msg, "pod %s is already assigned to node \"%s\"", p->name,
+                     assigned);
+        else
+            snprintf(msg, sizeof msg, "pod %s is being deleted, cannot be assigned to a host",
+                     p->name);
+        snprintf(full, sizeof full, "Operation cannot be fulfilled on pods/binding \"%s\": %s",
+                 p->name, msg);
+        as_status_details(resp, 409, "Conflict", full,
+                          json_pack("{s:s, s:s}", "name", p->name, "kind", "pods/binding"));
+        return -1;
+    }
+    json_object_set_new(spec, "nodeName", json_string(node));
+    set_condition(pod, "PodScheduled", "True");
+    return 0;
+}
+
+/* The pod is read and changed without the lock, and stored if it is still
+ * at the version read (else read again), as an update is. */
+void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    json_t *b = decode_body(req, resp);
+    if (!b) return;
+    const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
+    const char *want_uid = meta_string(b, "uid");
+    for (int attempt = 0;; attempt++) {
+        uint64_t rv;
+        size_t len;
+        json_t *pod = read_for_update(api, p, attempt, &rv, &len, resp);
+        if (!pod) break;
+        if (bind_pod(pod, p, node, want_uid, resp) != 0) {
+            json_decref(pod);
+            break;
+        }
+        gp_error err = {0};
+        as_store_lock(api->store);
+        const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+        const as_object *stored = NULL;
+        if (!o) {
+            as_error_not_found(resp, p->resource, p->name);
+        } else if (o->rv == rv) {
+            stored = as_store_put(api->store, p->resource, p->ns, p->name, pod, &err);
+            if (!stored) store_failed(resp, &err);
+        }
+        bool retry = o && !stored && o->rv != rv;
+        uint64_t written = stored ? stored->rv : 0;
+        as_store_unlock(api->store);
+        json_decref(pod);
+        if (retry) continue;
+        if (stored) {
+            resp->status = 201;
+            resp->content_type = "application/json";
+            resp->body = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                                "\"status\":\"Success\",\"code\":201}");
+            resp->len = resp->body ? strlen(resp->body) : 0;
+            await_commit(api, req, written, resp);
+        }
+        break;
+    }
+    json_decref(b);
+}
+
+static const char *request_query_none(void *ctx, const char *key)
+{
+    (void)ctx;
+    (void)key;
+    return NULL;
+}
+
+/* The namespaces every cluster starts with, created through the same path
+ * as a client's (so they get the same defaults). */
+int as_api_bootstrap(as_api *api, gp_error *err)
+{
+    static const char *const names[] = {"default", "kube-system", "kube-public", "kube-node-lease",
+                                        NULL};
+    as_path p = {.resource = as_resource_find("", "v1", "namespaces")};
+    for (size_t i = 0; names[i]; i++) {
+        as_store_lock(api->store);
+        bool exists = as_store_get(api->store, p.resource, "", names[i]) != NULL;
+        as_store_unlock(api->store);
+        if (exists) continue;
+        char body[256];
+        int n = snprintf(body, sizeof body,
+                         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                         "\"%s\"}}",
+                         names[i]);
+        as_request req = {.method = "POST",
+                          .path = "/api/v1/namespaces",
+                          .content_type = "application/json",
+                          .body = body,
+                          .body_len = (size_t)n,
+                          .query = request_query_none};
+        as_response resp = {0};
+        as_api_create(api, &req, &p, &resp);
+        unsigned status = resp.status;
+        as_response_free(&resp);
+        if (status != 201) {
+            gp_error_set(err, NULL, 0, 0, "cannot create namespace %s (HTTP %u)", names[i], status);
+            return -1;
+        }
+    }
+    return 0;
+}

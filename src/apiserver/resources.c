@@ -1,0 +1,66 @@
+#include "apiserver/resources.h"
+
+#include <string.h>
+
+/* Verbs as kube-apiserver 1.32 lists them in discovery. */
+static const char *const all_verbs[] = {
+    "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch", NULL};
+static const char *const namespace_verbs[] = {"create", "delete", "get",   "list",
+                                              "patch",  "update", "watch", NULL};
+static const char *const status_verbs[] = {"get", "patch", "update", NULL};
+static const char *const create_only[] = {"create", NULL};
+static const char *const update_only[] = {"update", NULL};
+
+static const char *const none[] = {NULL};
+static const char *const all_category[] = {"all", NULL};
+
+static const as_subresource no_subresources[] = {{NULL, NULL, NULL}};
+static const as_subresource pod_subresources[] = {
+    {"binding", "Binding", create_only}, {"status", "Pod", status_verbs}, {NULL, NULL, NULL}};
+static const as_subresource node_subresources[] = {{"status", "Node", status_verbs},
+                                                   {NULL, NULL, NULL}};
+static const as_subresource namespace_subresources[] = {{"finalize", "Namespace", update_only},
+                                                        {"status", "Namespace", status_verbs},
+                                                        {NULL, NULL, NULL}};
+static const as_subresource daemonset_subresources[] = {{"status", "DaemonSet", status_verbs},
+                                                        {NULL, NULL, NULL}};
+
+#define SHORT(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* The lab's resources (k8s-semantics.md, section 2.3). */
+static const as_resource table[] = {
+    {"", "v1", "namespaces", "namespace", "Namespace", false, namespace_verbs, SHORT("ns"), none,
+     namespace_subresources},
+    {"", "v1", "nodes", "node", "Node", false, all_verbs, SHORT("no"), none, node_subresources},
+    {"", "v1", "pods", "pod", "Pod", true, all_verbs, SHORT("po"), all_category, pod_subresources},
+    {"", "v1", "configmaps", "configmap", "ConfigMap", true, all_verbs, SHORT("cm"), none,
+     no_subresources},
+    {"", "v1", "events", "event", "Event", true, all_verbs, SHORT("ev"), none, no_subresources},
+    {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, all_verbs, SHORT("sa"),
+     none, no_subresources},
+    {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", true, all_verbs, SHORT("ds"),
+     all_category, daemonset_subresources},
+    {"apps", "v1", "controllerrevisions", "controllerrevision", "ControllerRevision", true,
+     all_verbs, none, none, no_subresources},
+    {"node.k8s.io", "v1", "runtimeclasses", "runtimeclass", "RuntimeClass", false, all_verbs, none,
+     none, no_subresources},
+    {"events.k8s.io", "v1", "events", "event", "Event", true, all_verbs, SHORT("ev"), none,
+     no_subresources},
+    {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, all_verbs, none, none,
+     no_subresources},
+};
+
+const as_resource *as_resources(size_t *count)
+{
+    *count = sizeof table / sizeof table[0];
+    return table;
+}
+
+const as_resource *as_resource_find(const char *group, const char *version, const char *resource)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].group, group) == 0 && strcmp(table[i].version, version) == 0 &&
+            strcmp(table[i].resource, resource) == 0)
+            return &table[i];
+    return NULL;
+}

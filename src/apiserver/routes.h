@@ -1,0 +1,67 @@
+/* What the API server answers, as functions of the request: the HTTP glue
+ * (server.c) stays apart, so routes are tested without sockets. */
+#ifndef GPUOP_APISERVER_ROUTES_H
+#define GPUOP_APISERVER_ROUTES_H
+
+#include <stddef.h>
+
+#include "apiserver/store.h"
+
+/* A watch stream: the server pulls its bytes until it ends. */
+typedef struct as_watch as_watch;
+
+typedef struct as_response {
+    unsigned status;
+    const char *content_type;
+    char *body;    /* malloc'd; or */
+    as_blob *blob; /* a stored object sent as it is (a reference the response owns); or */
+    as_watch *watch;
+    size_t len;
+    /* A write's resourceVersion, for a request with defer_commit: the
+     * caller waits for it (as_store_sync) before it counts on the write. */
+    uint64_t commit_rv;
+} as_response;
+
+typedef struct as_request {
+    const char *method;
+    const char *path;         /* without the query string */
+    const char *accept;       /* the Accept header, or NULL */
+    const char *host;         /* the Host header, or NULL */
+    const char *content_type; /* or NULL */
+    const char *body;         /* NULL when there is none */
+    size_t body_len;
+    /* A query parameter, already unescaped, or NULL. */
+    const char *(*query)(void *ctx, const char *key);
+    void *query_ctx;
+    /* An in-process writer that waits for its writes' commits itself, once
+     * for a batch of them (write_queue.c): the answer comes as soon as the
+     * write is made in memory, with its rv in commit_rv. */
+    bool defer_commit;
+} as_request;
+
+/* The objects the server serves. */
+typedef struct as_api {
+    as_store *store;
+} as_api;
+
+/* Creates the namespaces a cluster starts with, when missing. */
+int as_api_bootstrap(as_api *api, gp_error *err);
+
+void as_route(as_api *api, const as_request *req, as_response *resp);
+/* Frees what the response holds (when the server did not send it). */
+void as_response_free(as_response *resp);
+
+/* A Kubernetes Status object for an error: kind Status, status Failure. */
+void as_status(as_response *resp, unsigned code, const char *reason, const char *message);
+
+/* The object API (api.c): CRUD, LIST, WATCH under /api and /apis. False
+ * when the path is not an object path. */
+int as_api_handle(as_api *api, const as_request *req, as_response *resp);
+
+/* Watch streams (watch.c). Fills buf with up to size bytes of the stream;
+ * blocks until there is something to send. Returns the byte count, 0 when
+ * the stream has ended. */
+size_t as_watch_read(as_watch *w, char *buf, size_t size);
+void as_watch_free(as_watch *w);
+
+#endif

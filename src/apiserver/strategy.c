@@ -1,0 +1,305 @@
+/* Registry strategies (PrepareForCreate/PrepareForUpdate) and defaulting for
+ * DaemonSets (pkg/registry/apps/daemonset/strategy.go, apps/v1 defaults and
+ * conversion), Namespaces, Nodes and RuntimeClasses; pods are in
+ * strategy_pod.c. */
+#include "apiserver/strategy.h"
+#include "apiserver/strategy_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEMPLATE_GENERATION "deprecated.daemonset.template.generation"
+
+static void set_copy_or_del(json_t *obj, const char *key, const json_t *from)
+{
+    if (from)
+        json_object_set_new(obj, key, json_deep_copy(from));
+    else
+        json_object_del(obj, key);
+}
+
+/* ---- DaemonSet ---- */
+
+/* SetDefaults_DaemonSet plus the template's PodSpec defaults. */
+static void daemonset_defaults(json_t *ds)
+{
+    json_t *spec = as_obj(ds, "spec");
+    if (!spec) return;
+    json_t *us = as_obj(spec, "updateStrategy");
+    if (us && as_str_unset(us, "type"))
+        json_object_set_new(us, "type", json_string("RollingUpdate"));
+    if (us && strcmp(as_str(us, "type"), "RollingUpdate") == 0) {
+        json_t *ru = as_obj(us, "rollingUpdate");
+        const json_t *mu = json_object_get(ru, "maxUnavailable");
+        const json_t *ms = json_object_get(ru, "maxSurge");
+        if (ru && (!mu || json_is_null(mu)))
+            json_object_set_new(ru, "maxUnavailable", json_integer(1));
+        if (ru && (!ms || json_is_null(ms))) json_object_set_new(ru, "maxSurge", json_integer(0));
+    }
+    const json_t *rhl = json_object_get(spec, "revisionHistoryLimit");
+    if (!rhl || json_is_null(rhl))
+        json_object_set_new(spec, "revisionHistoryLimit", json_integer(10));
+    as_pod_spec_defaults(json_object_get(json_object_get(spec, "template"), "spec"), false);
+}
+
+/* The internal Spec.TemplateGeneration travels in apps/v1 as this annotation
+ * (Convert_v1_DaemonSet_To_apps_DaemonSet); 0 when absent or unreadable. */
+static json_int_t template_generation(const json_t *ds)
+{
+    const char *v = as_str(json_object_get(json_object_get(ds, "metadata"), "annotations"),
+                           TEMPLATE_GENERATION);
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    return (*v && !*end) ? (json_int_t)n : 0;
+}
+
+static void set_template_generation(json_t *ds, json_int_t gen)
+{
+    json_t *ann = as_obj(as_obj(ds, "metadata"), "annotations");
+    char text[32];
+    snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, gen);
+    if (ann) json_object_set_new(ann, TEMPLATE_GENERATION, json_string(text));
+}
+
+static void daemonset_create(json_t *ds)
+{
+    daemonset_defaults(ds);
+    /* the zero DaemonSetStatus: these four counters have no omitempty */
+    json_object_set_new(ds, "status",
+                        json_pack("{s:i, s:i, s:i, s:i}", "currentNumberScheduled", 0,
+                                  "numberMisscheduled", 0, "desiredNumberScheduled", 0,
+                                  "numberReady", 0));
+    json_t *meta = as_obj(ds, "metadata");
+    if (meta) json_object_set_new(meta, "generation", json_integer(1));
+    json_int_t tg = template_generation(ds);
+    set_template_generation(ds, tg < 1 ? 1 : tg);
+}
+
+static json_int_t generation(const json_t *obj)
+{
+    return json_integer_value(json_object_get(json_object_get(obj, "metadata"), "generation"));
+}
+
+static void daemonset_update(json_t *ds, const json_t *old, bool status_subresource)
+{
+    daemonset_defaults(ds);
+    json_t *meta = as_obj(ds, "metadata");
+    json_int_t old_gen = generation(old), old_tg = template_generation(old);
+    if (status_subresource) {
+        set_copy_or_del(ds, "spec", json_object_get(old, "spec"));
+    } else {
+        const json_t *spec = json_object_get(ds, "spec");
+        const json_t *old_spec = json_object_get(old, "spec");
+        set_copy_or_del(ds, "status", json_object_get(old, "status"));
+        if (!as_sem_equal(json_object_get(spec, "template"),
+                          json_object_get(old_spec, "template"))) {
+            old_tg++;
+            old_gen++;
+        } else if (!as_sem_equal(spec, old_spec)) {
+            old_gen++;
+        }
+    }
+    if (meta) json_object_set_new(meta, "generation", json_integer(old_gen));
+    set_template_generation(ds, old_tg);
+}
+
+/* ---- Namespace ---- */
+
+/* SetDefaults_Namespace and the strategy's Canonicalize */
+static void namespace_label(json_t *ns)
+{
+    json_t *meta = as_obj(ns, "metadata");
+    const char *name = as_str(meta, "name");
+    if (!*name) return;
+    json_t *labels = as_obj(meta, "labels");
+    if (labels) json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name));
+}
+
+static void namespace_create(json_t *ns)
+{
+    namespace_label(ns);
+    json_t *spec = as_obj(ns, "spec");
+    json_t *fin = json_object_get(spec, "finalizers");
+    bool has = false;
+    size_t i;
+    json_t *f;
+    json_array_foreach(fin, i, f)
+    {
+        if (json_string_value(f) && strcmp(json_string_value(f), "kubernetes") == 0) has = true;
+    }
+    if (!has && spec) {
+        if (!json_is_array(fin)) {
+            fin = json_array();
+            json_object_set_new(spec, "finalizers", fin);
+        }
+        json_array_append_new(fin, json_string("kubernetes"));
+    }
+    json_object_set_new(ns, "status", json_pack("{s:s}", "phase", "Active"));
+}
+
+static void namespace_update(json_t *ns, const json_t *old, bool status_subresource)
+{
+    namespace_label(ns);
+    const json_t *old_spec = json_object_get(old, "spec");
+    if (status_subresource) {
+        set_copy_or_del(ns, "spec", old_spec);
+        json_t *status = as_obj(ns, "status");
+        if (status && as_str_unset(status, "phase"))
+            json_object_set_new(status, "phase", json_string("Active"));
+        return;
+    }
+    json_t *spec = as_obj(ns, "spec");
+    if (spec) set_copy_or_del(spec, "finalizers", json_object_get(old_spec, "finalizers"));
+    set_copy_or_del(ns, "status", json_object_get(old, "status"));
+}
+
+/* ---- Node ---- */
+
+/* SetDefaults_NodeStatus, after the ResourceLists are canonical */
+static void node_defaults(json_t *node)
+{
+    json_t *status = json_object_get(node, "status");
+    if (!json_is_object(status)) return;
+    json_t *cap = json_object_get(status, "capacity");
+    as_canonical_list(cap, true);
+    const json_t *alloc = json_object_get(status, "allocatable");
+    if ((!alloc || json_is_null(alloc)) && json_is_object(cap))
+        json_object_set_new(status, "allocatable", json_deep_copy(cap));
+    as_canonical_list(json_object_get(status, "allocatable"), true);
+}
+
+static void node_update(json_t *node, const json_t *old, bool status_subresource)
+{
+    node_defaults(node);
+    if (status_subresource)
+        set_copy_or_del(node, "spec", json_object_get(old, "spec"));
+    else
+        set_copy_or_del(node, "status", json_object_get(old, "status"));
+}
+
+/* ---- RuntimeClass ---- */
+
+static void runtimeclass_defaults(json_t *rc)
+{
+    as_canonical_list(json_object_get(json_object_get(rc, "overhead"), "podFixed"), true);
+}
+
+/* ---- entry points ---- */
+
+void as_strategy_create(const char *group, const char *kind, json_t *obj)
+{
+    if (!json_is_object(obj)) return;
+    switch (as_kind_of(group, kind)) {
+    case AS_POD:
+        as_pod_create(obj);
+        break;
+    case AS_DAEMONSET:
+        daemonset_create(obj);
+        break;
+    case AS_NAMESPACE:
+        namespace_create(obj);
+        break;
+    case AS_NODE:
+        node_defaults(obj);
+        break;
+    case AS_RUNTIMECLASS:
+        runtimeclass_defaults(obj);
+        break;
+    case AS_CONFIGMAP:
+    case AS_OTHER:
+        break;
+    }
+}
+
+void as_strategy_update(const char *group, const char *kind, json_t *obj, const json_t *old,
+                        bool status_subresource)
+{
+    if (!json_is_object(obj)) return;
+    as_kind k = as_kind_of(group, kind);
+    if (k != AS_OTHER && k != AS_DAEMONSET) json_object_del(as_obj(obj, "metadata"), "generation");
+    switch (k) {
+    case AS_POD:
+        as_pod_update(obj, old, status_subresource);
+        break;
+    case AS_DAEMONSET:
+        daemonset_update(obj, old, status_subresource);
+        break;
+    case AS_NAMESPACE:
+        namespace_update(obj, old, status_subresource);
+        break;
+    case AS_NODE:
+        node_update(obj, old, status_subresource);
+        break;
+    case AS_RUNTIMECLASS:
+        runtimeclass_defaults(obj);
+        break;
+    case AS_CONFIGMAP:
+    case AS_OTHER:
+        break;
+    }
+}
+
+/* ---- 400 before decoding succeeds ---- */
+
+static const char *list_error(const json_t *list)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)list, k, v)
+    {
+        char text[256];
+        as_quantity_text(v, text, sizeof text);
+        const char *why = as_quantity_error(text);
+        if (why) return why;
+    }
+    return NULL;
+}
+
+static const char *pod_spec_error(const json_t *spec)
+{
+    static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
+    for (size_t l = 0; l < 3; l++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(json_object_get(spec, lists[l]), i, c)
+        {
+            const json_t *res = json_object_get(c, "resources");
+            const char *why = list_error(json_object_get(res, "limits"));
+            if (!why) why = list_error(json_object_get(res, "requests"));
+            if (why) return why;
+        }
+    }
+    return list_error(json_object_get(spec, "overhead"));
+}
+
+char *as_strategy_decode_error(const char *group, const char *kind, const json_t *obj)
+{
+    const char *why = NULL;
+    switch (as_kind_of(group, kind)) {
+    case AS_POD:
+        why = pod_spec_error(json_object_get(obj, "spec"));
+        break;
+    case AS_DAEMONSET:
+        why = pod_spec_error(
+            json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"));
+        break;
+    case AS_NODE: {
+        const json_t *status = json_object_get(obj, "status");
+        why = list_error(json_object_get(status, "capacity"));
+        if (!why) why = list_error(json_object_get(status, "allocatable"));
+        break;
+    }
+    case AS_RUNTIMECLASS:
+        why = list_error(json_object_get(json_object_get(obj, "overhead"), "podFixed"));
+        break;
+    case AS_NAMESPACE:
+    case AS_CONFIGMAP:
+    case AS_OTHER:
+        break;
+    }
+    if (!why) return NULL;
+    as_sb sb = {0};
+    as_sb_addf(&sb, "%s in version \"v1\" cannot be handled as a %s: %s", kind, kind, why);
+    return as_sb_take(&sb);
+}

@@ -1,0 +1,955 @@
+#include "controllers/controllers.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiserver/loopback.h"
+#include "controllers/controllers_internal.h"
+#include "controllers/daemonset.h"
+#include "controllers/garbage_collector.h"
+#include "controllers/kubelet.h"
+#include "apiserver/table.h"
+#include "util/hash.h"
+
+/* kwok re-stamps node heartbeats every 20 s plus up to 25 s of jitter. */
+#define HEARTBEAT_SECONDS 20
+#define HEARTBEAT_JITTER  25
+/* A quiet cluster is still looked at this often (heartbeats, retries). */
+#define TICK_SECONDS 1
+/* Pods the scheduler binds in one pass: then the kubelet and the DaemonSet
+ * controller get their turn, so a burst of pods starts running while the
+ * rest are still being scheduled (kube-scheduler, too, binds one at a time
+ * while the kubelets work). A pass takes tens of milliseconds at thousands
+ * of pods, so this also bounds binds a second: 200 held 5,000 pods on 1,000
+ * nodes at 2,240/s (median of 5), 500 reaches 2,370/s with less CPU. */
+#define MAX_BINDS_PER_PASS 500
+/* Threads that send the controllers' writes (write_queue.h): with the
+ * thread that decides, they keep both cores of a small machine busy. */
+#define WRITE_WORKERS 2
+/* Passes in a row that keep writing before the runtime takes a breath. */
+#define MAX_BUSY_PASSES 1000
+/* Event series remembered for counting repeats (client-go's correlator
+ * keeps an LRU of 4096). */
+#define MAX_EVENT_MEMOS 4096
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static void object_path(char *buf, size_t size, const char *group, const char *resource,
+                        const char *ns, const char *name, const char *sub)
+{
+    int n = group && *group ? snprintf(buf, size, "/apis/%s/v1", group)
+                            : snprintf(buf, size, "/api/v1");
+    if (ns && *ns) n += snprintf(buf + n, size - (size_t)n, "/namespaces/%s", ns);
+    n += snprintf(buf + n, size - (size_t)n, "/%s", resource);
+    if (name) n += snprintf(buf + n, size - (size_t)n, "/%s", name);
+    if (sub) snprintf(buf + n, size - (size_t)n, "/%s", sub);
+}
+
+/* Queues a request (write_queue.h): it is counted as a write now, and the
+ * pass subtracts what failed when it drains the queue. Failures are
+ * expected now and then (a conflict with a client): the next pass sees the
+ * new state. With `answer`, the request is sent now, after what is queued,
+ * and the answer returned; true when it succeeded (2xx). */
+static bool send(ctl_loop *c, const char *method, const char *path, const char *query,
+                 const char *type, const json_t *body, json_t **answer)
+{
+    if (!answer) {
+        ctl_wq_push(c->wq,
+                    ctl_wq_write_new(method, path, query, type, json_incref((json_t *)body)));
+        return true;
+    }
+    c->failed_writes += ctl_wq_drain(c->wq);
+    as_reply r = as_loopback_call(c->api, method, path, query, type, body);
+    *answer = r.body;
+    return r.status >= 200 && r.status < 300;
+}
+
+/* Sent now, after what is queued, where what follows depends on the
+ * outcome; true when it succeeded. */
+static bool send_now(ctl_loop *c, const char *method, const char *path, const char *query,
+                     const char *type, const json_t *body)
+{
+    json_t *answer = NULL;
+    bool ok = send(c, method, path, query, type, body, &answer);
+    json_decref(answer);
+    return ok;
+}
+
+/* ---- writes in flight (inflight.h) ------------------------------------------ */
+
+/* The in-flight table's name for an object: "pods|ns/name", "nodes|/name". */
+static void inflight_key(char *buf, size_t size, const char *resource, const char *ns,
+                         const char *name)
+{
+    snprintf(buf, size, "%s|%s/%s", resource, ns ? ns : "", name ? name : "");
+}
+
+static void write_done(void *ud, const char *tag, bool ok)
+{
+    ctl_loop *c = ud;
+    as_store_lock(c->api->store);
+    uint64_t rv = as_store_rv(c->api->store);
+    as_store_unlock(c->api->store);
+    ctl_inflight_done(c->inflight, tag, ok, rv);
+}
+
+/* Whether `obj` of the snapshot still waits for a write of ours: it is left
+ * alone this pass. */
+static bool waiting_at(ctl_loop *c, const snapshot *s, const char *resource, const char *ns,
+                       const char *name, uint64_t rv)
+{
+    char key[600];
+    inflight_key(key, sizeof key, resource, ns, name);
+    return ctl_inflight_pending(c->inflight, key, rv, s->listed_rv);
+}
+
+static bool pod_waiting(ctl_loop *c, const snapshot *s, const pod_summary *p)
+{
+    return waiting_at(c, s, "pods", p->ns, p->name, p->rv);
+}
+
+/* Queues w (and its follow-ups), a change of `obj` computed from the
+ * snapshot's version of it; node and ip an address it hands out. 1 when
+ * queued. */
+static int send_tracked(ctl_loop *c, ctl_wq_write *w, const char *resource, const json_t *obj,
+                        const char *node, const char *ip)
+{
+    if (!w) return 0;
+    char key[600];
+    inflight_key(key, sizeof key, resource, meta(obj, "namespace"), meta(obj, "name"));
+    ctl_inflight_add(c->inflight, key, rv_of(obj), node, ip);
+    ctl_wq_write_notify(w, write_done, c, key);
+    ctl_wq_push(c->wq, w);
+    return 1;
+}
+
+static const char *const SMP = "application/strategic-merge-patch+json";
+static const char *const MERGE = "application/merge-patch+json";
+
+/* ---- events --------------------------------------------------------------- */
+
+/* The memo of an event series, for its repeats. */
+static void remember_event(ctl_loop *c, const char *key, const char *ev_name, const char *event_ns)
+{
+    if (c->event_count == MAX_EVENT_MEMOS) {
+        /* like the recorder's LRU cache: old series start over */
+        c->event_count = 0;
+        json_object_clear(c->event_index);
+    }
+    if (c->event_count == c->event_cap) {
+        size_t cap = c->event_cap ? c->event_cap * 2 : 64;
+        event_memo *m = realloc(c->events, cap * sizeof *m);
+        if (!m) return;
+        c->events = m;
+        c->event_cap = cap;
+    }
+    json_object_set_new(c->event_index, key, json_integer((json_int_t)c->event_count));
+    event_memo *m = &c->events[c->event_count++];
+    snprintf(m->name, sizeof m->name, "%s", ev_name);
+    snprintf(m->ns, sizeof m->ns, "%s", event_ns);
+    m->count = 1;
+}
+
+/* A core/v1 Event on `obj` from `component`, as a write to queue (NULL when
+ * the object has no name). A repeat of the same reason and message on the
+ * same object raises the count instead (kubectl describe prints "(x3 over
+ * 5m)"): that patch is sent here, and *sent says so. */
+static ctl_wq_write *event_write(ctl_loop *c, const json_t *obj, const char *kind,
+                                 const char *api_version, const char *type, const char *reason,
+                                 const char *message, const char *component, time_t now, bool *sent)
+{
+    *sent = false;
+    const char *ns = meta(obj, "namespace"), *name = meta(obj, "name"), *uid = meta(obj, "uid");
+    if (!name) return NULL;
+    const char *event_ns = ns && *ns ? ns : "default";
+    char key[512], when[32], path[700];
+    snprintf(key, sizeof key, "%s|%s|%s|%.200s", uid ? uid : name, reason, component, message);
+    as_format_time(now, when);
+    json_t *at = json_object_get(c->event_index, key);
+    if (at) {
+        event_memo *m = &c->events[json_integer_value(at)];
+        m->count++;
+        json_t *patch =
+            json_pack("{s:I, s:s}", "count", (json_int_t)m->count, "lastTimestamp", when);
+        object_path(path, sizeof path, "", "events", m->ns, m->name, NULL);
+        bool ok = send_now(c, "PATCH", path, NULL, MERGE, patch);
+        json_decref(patch);
+        if (ok) {
+            *sent = true;
+            return NULL;
+        }
+        /* the event is gone (deleted with its namespace): make a new one */
+    }
+    char ev_name[300];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(ev_name, sizeof ev_name, "%.240s.%llx", name,
+             (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
+    json_t *involved =
+        json_pack("{s:s, s:s, s:s}", "kind", kind, "name", name, "apiVersion", api_version);
+    if (ns && *ns) json_object_set_new(involved, "namespace", json_string(ns));
+    if (uid) json_object_set_new(involved, "uid", json_string(uid));
+    const char *rv = meta(obj, "resourceVersion");
+    if (rv) json_object_set_new(involved, "resourceVersion", json_string(rv));
+    json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, "
+                           "s:s, s:s}",
+                           "apiVersion", "v1", "kind", "Event", "metadata", "name", ev_name,
+                           "namespace", event_ns, "involvedObject", involved, "reason", reason,
+                           "message", message, "type", type, "source", "component", component,
+                           "firstTimestamp", when, "lastTimestamp", when, "count", 1,
+                           "reportingComponent", component, "reportingInstance", component);
+    object_path(path, sizeof path, "", "events", event_ns, NULL, NULL);
+    /* remembered before it is sent: should the create fail, the next
+     * repeat's patch fails too and makes a new one */
+    remember_event(c, key, ev_name, event_ns);
+    return ctl_wq_write_new("POST", path, NULL, NULL, ev);
+}
+
+static int record_event(ctl_loop *c, const json_t *obj, const char *kind, const char *api_version,
+                        const char *type, const char *reason, const char *message,
+                        const char *component, time_t now)
+{
+    bool sent;
+    ctl_wq_write *w =
+        event_write(c, obj, kind, api_version, type, reason, message, component, now, &sent);
+    if (sent) return 1;
+    if (!w) return 0;
+    ctl_wq_push(c->wq, w);
+    return 1;
+}
+
+/* ---- fake kubelet ------------------------------------------------------------ */
+
+static const json_t *node_named(const snapshot *s, const char *name)
+{
+    const json_t *at = name ? json_object_get(s->node_index, name) : NULL;
+    return at ? json_array_get(s->nodes, (size_t)json_integer_value(at)) : NULL;
+}
+
+static const json_t *find_by_name(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        const char *n = meta(o, "name");
+        if (n && name && strcmp(n, name) == 0) return o;
+    }
+    return NULL;
+}
+
+static const char *internal_ip(const json_t *node)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "addresses"), i, a)
+    {
+        const char *t = json_string_value(json_object_get(a, "type"));
+        if (t && strcmp(t, "InternalIP") == 0)
+            return json_string_value(json_object_get(a, "address"));
+    }
+    return NULL;
+}
+
+/* When the node's heartbeat is due: 20 s after the last, plus a jitter of
+ * up to 25 s that is fixed per node (its name picks it). */
+static bool heartbeat_due(const node_summary *n, time_t now)
+{
+    if (!n->beat_known) return true;
+    return now - n->beat >= HEARTBEAT_SECONDS + (time_t)(n->jitter % (HEARTBEAT_JITTER + 1));
+}
+
+static const json_t *lease_of(const snapshot *s, const char *node)
+{
+    return node ? json_object_get(s->lease_index, node) : NULL;
+}
+
+/* The kubelet's node Lease (kube-node-lease/NODE), renewed with each
+ * heartbeat; kubectl describe node shows it. */
+static int renew_lease(ctl_loop *c, const snapshot *s, const json_t *node, time_t now)
+{
+    const char *name = meta(node, "name");
+    char when[40], path[400];
+    as_format_time(now, when);
+    /* MicroTime: six decimals */
+    snprintf(when + strlen(when) - 1, sizeof when - strlen(when) + 1, ".000000Z");
+    if (lease_of(s, name)) {
+        object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", name,
+                    NULL);
+        json_t *patch = json_pack("{s:{s:s}}", "spec", "renewTime", when);
+        int w = send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        json_decref(patch);
+        return w;
+    }
+    object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", NULL, NULL);
+    json_t *lease =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}, s:{s:s, s:i, s:s}}",
+                  "apiVersion", "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name,
+                  "namespace", "kube-node-lease", "ownerReferences", "apiVersion", "v1", "kind",
+                  "Node", "name", name, "uid", meta(node, "uid"), "spec", "holderIdentity", name,
+                  "leaseDurationSeconds", 40, "renewTime", when);
+    int w = send(c, "POST", path, NULL, NULL, lease, NULL);
+    json_decref(lease);
+    return w;
+}
+
+static int kubelet_nodes(ctl_loop *c, const snapshot *s, time_t now)
+{
+    int writes = 0;
+    size_t i;
+    json_t *node;
+    json_array_foreach(s->nodes, i, node)
+    {
+        const node_summary *n = s->node_sums[i];
+        if (!n->managed || waiting_at(c, s, "nodes", NULL, n->name, n->rv)) continue;
+        json_t *patch = NULL;
+        bool beat = false;
+        if (n->held_down) {
+            patch = ctl_kubelet_node_not_ready(node, now);
+        } else if (!n->ready) {
+            const char *ip = internal_ip(node);
+            char fallback[32];
+            snprintf(fallback, sizeof fallback, "10.89.0.%zu", i % 250 + 2);
+            patch = ctl_kubelet_node_init(node, ip ? ip : fallback, now);
+            beat = true;
+        } else if (heartbeat_due(n, now)) {
+            patch = ctl_kubelet_node_heartbeat(node, now);
+            beat = true;
+        }
+        if (beat || (!n->held_down && !lease_of(s, n->name)))
+            writes += renew_lease(c, s, node, now);
+        if (!patch) continue;
+        char path[400];
+        object_path(path, sizeof path, "", "nodes", NULL, meta(node, "name"), "status");
+        writes += send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "nodes", node,
+                               NULL, NULL);
+    }
+    return writes;
+}
+
+/* The pod-ready patch with an address no other pod on the node has; the
+ * address is then taken. */
+static json_t *ready_patch(ctl_loop *c, const json_t *pod, const json_t *node, snapshot *s,
+                           time_t now)
+{
+    const char *name = meta(node, "name");
+    json_t *ips = ctl_pod_ips(c, s);
+    json_t *used = json_object_get(ips, name);
+    if (!used) json_object_set_new(ips, name, used = json_object());
+    for (unsigned index = 0; index < 4096; index++) {
+        json_t *patch = ctl_kubelet_pod_ready(pod, node, index, now);
+        if (!patch) return NULL;
+        const char *ip = str_at(patch, "status", "podIP");
+        if (!ip || !json_object_get(used, ip)) {
+            if (ip) json_object_set_new(used, ip, json_true());
+            return patch;
+        }
+        json_decref(patch);
+    }
+    return NULL;
+}
+
+static const json_t *runtime_class_of(const snapshot *s, const json_t *pod)
+{
+    const char *rc = str_at(pod, "spec", "runtimeClassName");
+    return rc ? find_by_name(s->runtimeclasses, rc) : NULL;
+}
+
+static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
+{
+    int writes = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        /* running with an address and not being deleted: nothing for the
+         * kubelet (pod-ready and the sandbox check want no address), and
+         * at 150,000 pods not looking further is most of a pass */
+        const pod_summary *p = s->pod_sums[i];
+        if ((p->ip && !p->deleting) || !p->node || pod_waiting(c, s, p)) continue;
+        const char *node_name = p->node;
+        const json_t *node = node_named(s, node_name);
+        if (!node || !ctl_kubelet_manages(node)) continue;
+        const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
+        char path[600];
+        object_path(path, sizeof path, "", "pods", ns, name, NULL);
+        if (meta(pod, "deletionTimestamp")) {
+            if (!ctl_kubelet_should_finish_delete(pod)) continue;
+            json_t *fin = ctl_kubelet_pod_finalizers_patch(pod);
+            ctl_wq_write *del =
+                ctl_wq_write_new("DELETE", path, "gracePeriodSeconds=0", NULL, NULL);
+            ctl_wq_write *w = del;
+            if (fin) { /* finalizers emptied first, then the delete completes */
+                w = ctl_wq_write_new("PATCH", path, NULL, MERGE, fin);
+                ctl_wq_write_then(w, del);
+            }
+            writes += send_tracked(c, w, "pods", pod, NULL, NULL) * (fin ? 2 : 1);
+            continue;
+        }
+        json_t *patch = NULL;
+        char *note = NULL;
+        const json_t *rc = runtime_class_of(s, pod);
+        if (c->opt.runtime_check && rc)
+            patch = ctl_kubelet_pod_runtime_missing(pod, node, rc, now, &note);
+        if (patch) {
+            /* held: said once, when the pod first gets stuck (an empty
+             * patch means it shows that already) */
+            if (json_object_size(patch) > 0) {
+                char spath[620];
+                snprintf(spath, sizeof spath, "%s/status", path);
+                writes +=
+                    send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, SMP, json_incref(patch)),
+                                 "pods", pod, NULL, NULL);
+                writes += record_event(c, pod, "Pod", "v1", CTL_KUBELET_SANDBOX_EVENT_TYPE,
+                                       CTL_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet", now);
+            }
+            json_decref(patch);
+            free(note);
+            continue;
+        }
+        free(note);
+        patch = ready_patch(c, pod, node, s, now);
+        if (!patch) continue;
+        char spath[620], given[64];
+        snprintf(spath, sizeof spath, "%s/status", path);
+        const char *addr = str_at(patch, "status", "podIP");
+        snprintf(given, sizeof given, "%s", addr ? addr : "");
+        writes += send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, SMP, patch), "pods", pod,
+                               addr ? node_name : NULL, addr ? given : NULL);
+    }
+    return writes;
+}
+
+/* ---- scheduler ---------------------------------------------------------------- */
+
+/* What the scheduler's decisions depend on besides the pod itself: the
+ * nodes and the pods bound to them. */
+static unsigned long long cluster_fingerprint(const snapshot *s)
+{
+    uint64_t h = GP_HASH_SEED;
+    for (size_t i = 0; i < json_array_size(s->nodes); i++)
+        h = gp_hash_u64(h, s->node_sums[i]->rv);
+    for (size_t i = 0; i < json_array_size(s->pods); i++) {
+        const pod_summary *p = s->pod_sums[i];
+        if (p->node && !p->terminal) h = gp_hash_str(h, p->uid);
+    }
+    return h;
+}
+
+/* Node views for the scheduler: each node with the non-terminal pods bound
+ * to it (or assumed there earlier in this pass). */
+typedef struct node_view {
+    ctl_sched_node *nodes;
+    const json_t ***pods;
+    size_t n;
+} node_view;
+
+static void add_bound(node_view *v, size_t k, const json_t *pod)
+{
+    const json_t **list = realloc(v->pods[k], (v->nodes[k].pod_count + 1) * sizeof *list);
+    if (!list) return;
+    list[v->nodes[k].pod_count++] = pod;
+    v->pods[k] = list;
+    v->nodes[k].pods = list;
+}
+
+static void build_view(ctl_loop *c, const snapshot *s, node_view *v)
+{
+    v->n = json_array_size(s->nodes);
+    v->nodes = calloc(v->n ? v->n : 1, sizeof *v->nodes);
+    v->pods = calloc(v->n ? v->n : 1, sizeof *v->pods);
+    for (size_t k = 0; k < v->n; k++)
+        v->nodes[k].node = json_array_get(s->nodes, k);
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        const pod_summary *p = s->pod_sums[i];
+        const char *node = p->node;
+        char bound[256];
+        if (!node && pod_waiting(c, s, p)) {
+            /* its binding is on the way: counted where it goes */
+            char key[600];
+            inflight_key(key, sizeof key, "pods", p->ns, p->name);
+            if (ctl_inflight_node(c->inflight, key, bound, sizeof bound)) node = bound;
+        }
+        if (!node || p->terminal) continue;
+        const json_t *at = json_object_get(s->node_index, node);
+        if (at) add_bound(v, (size_t)json_integer_value(at), pod);
+    }
+}
+
+static void free_view(node_view *v)
+{
+    for (size_t k = 0; k < v->n; k++)
+        free(v->pods[k]);
+    free(v->pods);
+    free(v->nodes);
+}
+
+static const json_t *scheduled_condition(const json_t *pod)
+{
+    const json_t *conds = json_object_get(json_object_get(pod, "status"), "conditions");
+    return element_where(conds, "type", "PodScheduled");
+}
+
+/* handleSchedulingFailure: the condition only when it changed, the event
+ * every attempt. */
+static int schedule_failed(ctl_loop *c, const json_t *pod, const ctl_sched_result *r, time_t now)
+{
+    char when[32], path[600];
+    as_format_time(now, when);
+    json_t *cond = r->error ? ctl_sched_error_condition(r->message, when)
+                            : ctl_sched_unschedulable_condition(r->message, when);
+    const json_t *old = scheduled_condition(pod);
+    int writes = 0;
+    bool same = old &&
+                json_equal(json_object_get(old, "status"), json_object_get(cond, "status")) &&
+                json_equal(json_object_get(old, "reason"), json_object_get(cond, "reason")) &&
+                json_equal(json_object_get(old, "message"), json_object_get(cond, "message"));
+    if (!same) {
+        const json_t *old_status = json_object_get(old, "status");
+        if (old && json_equal(old_status, json_object_get(cond, "status")))
+            json_object_set(cond, "lastTransitionTime", json_object_get(old, "lastTransitionTime"));
+        json_t *patch = json_pack("{s:{s:[O]}}", "status", "conditions", cond);
+        object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"),
+                    "status");
+        writes += send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "pods", pod,
+                               NULL, NULL);
+    }
+    json_decref(cond);
+    char *note = ctl_sched_event_note(r->message);
+    writes += record_event(c, pod, "Pod", "v1", "Warning", "FailedScheduling", note,
+                           "default-scheduler", now);
+    free(note);
+    return writes;
+}
+
+static int bind(ctl_loop *c, const json_t *pod, const char *node, time_t now)
+{
+    char path[600], message[800];
+    const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
+    object_path(path, sizeof path, "", "pods", ns, name, "binding");
+    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
+                          "Binding", "metadata", "name", name, "namespace", ns, "uid",
+                          meta(pod, "uid"), "target", "kind", "Node", "name", node);
+    ctl_wq_write *w = ctl_wq_write_new("POST", path, NULL, NULL, b);
+    if (!w) return 0;
+    /* the Scheduled event once the binding has succeeded */
+    snprintf(message, sizeof message, "Successfully assigned %s/%s to %s", ns, name, node);
+    bool sent;
+    ctl_wq_write *ev = event_write(c, pod, "Pod", "v1", "Normal", "Scheduled", message,
+                                   "default-scheduler", now, &sent);
+    ctl_wq_write_then(w, ev);
+    return send_tracked(c, w, "pods", pod, node, NULL) + (ev || sent);
+}
+
+static int preempt(ctl_loop *c, const json_t *pod, const ctl_sched_result *r, const node_view *v)
+{
+    char path[600];
+    int writes = 0;
+    json_t *patch = json_pack("{s:{s:s}}", "status", "nominatedNodeName",
+                              meta(v->nodes[r->nominated].node, "name"));
+    object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"), "status");
+    writes +=
+        send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "pods", pod, NULL, NULL);
+    for (size_t i = 0; i < r->victim_count; i++) {
+        object_path(path, sizeof path, "", "pods", meta(r->victims[i], "namespace"),
+                    meta(r->victims[i], "name"), NULL);
+        writes += send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+    }
+    return writes;
+}
+
+static int schedule(ctl_loop *c, const snapshot *s, time_t now)
+{
+    /* the cluster's state is read only when some pod wants scheduling */
+    bool viewed = false;
+    json_int_t fingerprint = 0;
+    node_view v = {0};
+    ctl_sched_cluster *cluster = NULL;
+    json_t *failed = json_object();
+    int writes = 0, binds = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(s->pods, i, pod)
+    {
+        const pod_summary *p = s->pod_sums[i];
+        if (!p->wants_scheduling) continue;
+        const char *uid = p->uid;
+        if (!uid) continue;
+        if (pod_waiting(c, s, p)) {
+            /* bound or failed a moment ago: the next pass sees which */
+            json_t *seen = json_object_get(c->failed, uid);
+            if (seen) json_object_set(failed, uid, seen);
+            continue;
+        }
+        if (!viewed) {
+            fingerprint = (json_int_t)cluster_fingerprint(s);
+            build_view(c, s, &v);
+            viewed = true;
+        }
+        json_t *seen = json_object_get(c->failed, uid);
+        if ((seen && json_integer_value(seen) == fingerprint) || binds == MAX_BINDS_PER_PASS) {
+            /* nothing new to try with (or enough for one pass): later */
+            if (seen) json_object_set(failed, uid, seen);
+            continue;
+        }
+        gp_error err = {0};
+        /* parsed once per pass, and only when some pod needs it */
+        if (!cluster && !(cluster = ctl_sched_cluster_new_memo(v.nodes, v.n, c->sched_memo, &err)))
+            break;
+        ctl_sched_result r;
+        if (ctl_sched_schedule_in(cluster, pod, c->tie_break++, &r) != 0) {
+            writes += schedule_failed(c, pod, &r, now);
+            json_object_set_new(failed, uid, json_integer(fingerprint));
+        } else if (r.chosen >= 0) {
+            int w = bind(c, pod, meta(v.nodes[r.chosen].node, "name"), now);
+            writes += w;
+            binds += w > 0;
+            /* assumed on its node for the pods after it in this pass */
+            if (w) ctl_sched_cluster_assume(cluster, (size_t)r.chosen, pod, &err);
+        } else {
+            writes += schedule_failed(c, pod, &r, now);
+            if (r.nominated >= 0) writes += preempt(c, pod, &r, &v);
+            json_object_set_new(failed, uid, json_integer(fingerprint));
+        }
+        ctl_sched_result_free(&r);
+    }
+    json_decref(c->failed);
+    c->failed = failed;
+    ctl_sched_cluster_free(cluster);
+    free_view(&v);
+    return writes;
+}
+
+/* ---- DaemonSet controller ----------------------------------------------------- */
+
+static json_t *in_namespace(const json_t *list, const char *ns)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        const char *n = meta(o, "namespace");
+        if (n && ns && strcmp(n, ns) == 0) json_array_append(out, o);
+    }
+    return out;
+}
+
+/* The next of the plan's events, completed with a created pod's name. */
+static int ds_event(ctl_loop *c, const json_t *ds, const json_t *ev, const char *suffix, time_t now)
+{
+    char message[800];
+    snprintf(message, sizeof message, "%s%s", str_at(ev, "message", NULL), suffix ? suffix : "");
+    return record_event(c, ds, "DaemonSet", "apps/v1", str_at(ev, "type", NULL),
+                        str_at(ev, "reason", NULL), message, "daemonset-controller", now);
+}
+
+static int apply_plan(ctl_loop *c, const json_t *ds, ctl_ds_plan *p, time_t now)
+{
+    const char *ns = meta(ds, "namespace");
+    char path[600];
+    int writes = 0;
+    size_t i, next_event = 0;
+    json_t *o;
+    object_path(path, sizeof path, "apps", "controllerrevisions", ns, NULL, NULL);
+    json_array_foreach(p->create_revisions, i, o) writes +=
+        send(c, "POST", path, NULL, NULL, o, NULL);
+    json_array_foreach(p->update_revisions, i, o)
+    {
+        object_path(path, sizeof path, "apps", "controllerrevisions", ns, str_at(o, "name", NULL),
+                    NULL);
+        json_t *patch = json_pack("{s:O}", "revision", json_object_get(o, "revision"));
+        writes += send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        json_decref(patch);
+    }
+    json_array_foreach(p->patch_pods, i, o)
+    {
+        object_path(path, sizeof path, "", "pods", ns, str_at(o, "name", NULL), NULL);
+        writes += send(c, "PATCH", path, NULL, str_at(o, "patchType", NULL),
+                       json_object_get(o, "patch"), NULL);
+    }
+    object_path(path, sizeof path, "", "pods", ns, NULL, NULL);
+    json_array_foreach(p->create_pods, i, o)
+    {
+        json_t *created = NULL;
+        bool ok = send(c, "POST", path, NULL, NULL, o, &created);
+        writes += ok;
+        const json_t *ev = json_array_get(p->events, next_event++);
+        if (ok)
+            writes += ds_event(c, ds, ev, meta(created, "name"), now);
+        else {
+            char msg[700];
+            snprintf(msg, sizeof msg, "Error creating: %s",
+                     json_string_value(json_object_get(created, "message")));
+            writes += record_event(c, ds, "DaemonSet", "apps/v1", "Warning", "FailedCreate", msg,
+                                   "daemonset-controller", now);
+        }
+        json_decref(created);
+    }
+    json_array_foreach(p->delete_pods, i, o)
+    {
+        object_path(path, sizeof path, "", "pods", ns, json_string_value(o), NULL);
+        bool ok = send_now(c, "DELETE", path, NULL, NULL, NULL);
+        writes += ok;
+        const json_t *ev = json_array_get(p->events, next_event++);
+        if (ok) writes += ds_event(c, ds, ev, NULL, now);
+    }
+    json_array_foreach(p->delete_revisions, i, o)
+    {
+        object_path(path, sizeof path, "apps", "controllerrevisions", ns, json_string_value(o),
+                    NULL);
+        writes += send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+    }
+    for (; next_event < json_array_size(p->events); next_event++)
+        writes += ds_event(c, ds, json_array_get(p->events, next_event), NULL, now);
+    if (p->status) {
+        /* PUT of the whole status (section 6.5): the plan leaves out fields
+         * that are 0, and a merge patch would keep their old values. The
+         * object's resourceVersion makes it conditional; on a conflict the
+         * next pass computes it again. */
+        object_path(path, sizeof path, "apps", "daemonsets", ns, meta(ds, "name"), "status");
+        json_t *body = json_deep_copy(ds);
+        json_object_set(body, "status", p->status);
+        writes += send(c, "PUT", path, NULL, NULL, body, NULL);
+        json_decref(body);
+    }
+    return writes;
+}
+
+static int daemonsets(ctl_loop *c, const snapshot *s, time_t now)
+{
+    int writes = 0;
+    size_t i;
+    json_t *ds;
+    json_array_foreach(s->daemonsets, i, ds)
+    {
+        if (meta(ds, "deletionTimestamp")) continue;
+        const char *ns = meta(ds, "namespace");
+        json_t *pods = in_namespace(s->pods, ns), *revs = in_namespace(s->revisions, ns);
+        ctl_ds_plan plan;
+        gp_error err = {0};
+        /* the in-process client is synchronous: what a pass creates or
+         * deletes is in the next snapshot, so expectations are always met */
+        if (ctl_ds_sync(ds, s->nodes, pods, revs, now, false, &plan, &err) == 0) {
+            writes += apply_plan(c, ds, &plan, now);
+            ctl_ds_plan_free(&plan);
+        }
+        json_decref(pods);
+        json_decref(revs);
+    }
+    return writes;
+}
+
+/* ---- garbage collector and namespace controller ------------------------------- */
+
+static int run_actions(ctl_loop *c, json_t *actions)
+{
+    int writes = 0;
+    size_t i;
+    json_t *a;
+    json_array_foreach(actions, i, a)
+    {
+        const char *op = str_at(a, "op", NULL);
+        char path[700];
+        object_path(path, sizeof path, str_at(a, "group", NULL), str_at(a, "resource", NULL),
+                    str_at(a, "namespace", NULL), str_at(a, "name", NULL), NULL);
+        if (!op) continue;
+        if (strcmp(op, "delete") == 0) {
+            const char *policy = str_at(a, "propagationPolicy", NULL);
+            json_t *opts = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
+                                     "propagationPolicy", policy ? policy : "Background");
+            const char *uid = str_at(a, "uid", NULL);
+            if (uid) json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
+            writes += send(c, "DELETE", path, NULL, NULL, opts, NULL);
+            json_decref(opts);
+        } else if (strcmp(op, "finalize") == 0) {
+            char fpath[720];
+            snprintf(fpath, sizeof fpath, "%s/finalize", path);
+            writes += send(c, "PUT", fpath, NULL, NULL, json_object_get(a, "body"), NULL);
+        } else {
+            bool status = strcmp(op, "patch-status") == 0;
+            char ppath[720];
+            snprintf(ppath, sizeof ppath, "%s%s", path, status ? "/status" : "");
+            writes += send(c, "PATCH", ppath, NULL, str_at(a, "patchType", NULL),
+                           json_object_get(a, "patch"), NULL);
+        }
+    }
+    return writes;
+}
+
+/* An owner the collector's snapshot leaves out (controllers_snapshot.c keeps
+ * events only when the collector has work with them): looked up in the
+ * store by kind and name, and its uid compared, as isDangling does. */
+static bool owner_exists(void *ud, const json_t *dependent, const json_t *ref)
+{
+    ctl_loop *c = ud;
+    const char *kind = str_at(ref, "kind", NULL), *name = str_at(ref, "name", NULL);
+    const char *uid = str_at(ref, "uid", NULL), *api_version = str_at(ref, "apiVersion", NULL);
+    if (!kind || !name || !uid || !api_version) return false;
+    const char *slash = strchr(api_version, '/');
+    size_t count;
+    const as_resource *all = as_resources(&count), *r = NULL;
+    for (size_t i = 0; i < count && !r; i++) {
+        size_t g = strlen(all[i].group);
+        bool same_group =
+            slash ? g == (size_t)(slash - api_version) && strncmp(all[i].group, api_version, g) == 0
+                  : g == 0;
+        if (same_group && strcmp(all[i].kind, kind) == 0) r = &all[i];
+    }
+    if (!r) return false;
+    const char *ns = r->namespaced ? meta(dependent, "namespace") : NULL;
+    as_store_lock(c->api->store);
+    const as_object *o = as_store_get(c->api->store, r, ns, name);
+    as_blob *index = o ? as_blob_ref(o->index) : NULL;
+    as_store_unlock(c->api->store);
+    json_t *idx = as_index_parse(index);
+    as_blob_unref(index);
+    const char *have = meta(idx, "uid");
+    bool same = have && strcmp(have, uid) == 0;
+    json_decref(idx);
+    return same;
+}
+
+static int collect(ctl_loop *c, const snapshot *s, time_t now)
+{
+    if (!s->all) return 0;
+    json_t *actions = ctl_gc_collect_with(s->all, owner_exists, c);
+    int writes = run_actions(c, actions);
+    json_decref(actions);
+    size_t i;
+    json_t *ns;
+    json_array_foreach(s->namespaces, i, ns)
+    {
+        actions = ctl_ns_actions(ns, s->all, now);
+        writes += run_actions(c, actions);
+        json_decref(actions);
+    }
+    return writes;
+}
+
+/* ---- the loop ------------------------------------------------------------------ */
+
+/* One pass. The loop does not wait for its writes (they are in flight, and
+ * the next pass leaves their objects alone until it sees them); a caller
+ * of ctl_loop_step gets the pass with its writes done. */
+static int step(ctl_loop *c, time_t now, bool drain)
+{
+    snapshot s;
+    ctl_take_snapshot(c, &s);
+    ctl_sched_memo_trim(c->sched_memo, json_array_size(s.pods));
+    int writes = 0;
+    writes += kubelet_nodes(c, &s, now);
+    writes += kubelet_pods(c, &s, now);
+    writes += schedule(c, &s, now);
+    writes += daemonsets(c, &s, now);
+    writes += collect(c, &s, now);
+    if (drain) c->failed_writes += ctl_wq_drain(c->wq);
+    ctl_inflight_sweep(c->inflight, s.listed_rv);
+    ctl_free_snapshot(&s);
+    writes -= (int)c->failed_writes;
+    c->failed_writes = 0;
+    return writes > 0 ? writes : 0;
+}
+
+int ctl_loop_step(ctl_loop *c, time_t now)
+{
+    return step(c, now, true);
+}
+
+ctl_loop *ctl_loop_new(as_api *api, const ctl_loop_options *opt)
+{
+    ctl_loop *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    pthread_mutex_init(&c->lock, NULL);
+    c->api = api;
+    c->failed = json_object();
+    c->event_index = json_object();
+    c->terminating = json_object();
+    c->wq = ctl_wq_new(api, WRITE_WORKERS);
+    c->inflight = ctl_inflight_new();
+    c->sched_memo = ctl_sched_memo_new();
+    if (opt) c->opt = *opt;
+    if (!c->failed || !c->event_index || !c->terminating || !c->wq || !c->inflight ||
+        !c->sched_memo || ctl_snapshot_init(c) != 0) {
+        ctl_loop_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static bool stopping(ctl_loop *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool s = c->stopping;
+    pthread_mutex_unlock(&c->lock);
+    return s;
+}
+
+static void *loop(void *arg)
+{
+    ctl_loop *c = arg;
+    as_store *store = c->api->store;
+    uint64_t seen = 0;
+    while (!stopping(c)) {
+        /* busy: pass after pass while passes change things (each sees the
+         * effects of the one before: created pods get scheduled, bound ones
+         * become Ready, the DaemonSet status follows) */
+        for (int busy = 0; busy < MAX_BUSY_PASSES && !stopping(c); busy++) {
+            as_store_lock(store);
+            seen = as_store_rv(store);
+            as_store_unlock(store);
+            if (step(c, time(NULL), false) == 0) break;
+        }
+        /* quiet: wait for a client's change, or the tick */
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += TICK_SECONDS;
+        as_store_lock(store);
+        while (as_store_rv(store) == seen) {
+            if (!as_store_wait(store, &deadline)) break;
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec > deadline.tv_sec ||
+                (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+                break;
+        }
+        as_store_unlock(store);
+    }
+    return NULL;
+}
+
+int ctl_loop_start(ctl_loop *c, gp_error *err)
+{
+    if (pthread_create(&c->thread, NULL, loop, c) != 0) {
+        gp_error_set(err, NULL, 0, 0, "cannot start the controllers");
+        return -1;
+    }
+    c->running = true;
+    return 0;
+}
+
+void ctl_loop_free(ctl_loop *c)
+{
+    if (!c) return;
+    if (c->running) {
+        pthread_mutex_lock(&c->lock);
+        c->stopping = true;
+        pthread_mutex_unlock(&c->lock);
+        pthread_join(c->thread, NULL);
+    }
+    pthread_mutex_destroy(&c->lock);
+    json_decref(c->failed);
+    json_decref(c->event_index);
+    free(c->events);
+    ctl_snapshot_fini(c);
+    json_decref(c->terminating);
+    ctl_wq_free(c->wq); /* drained first: its workers report to inflight */
+    ctl_inflight_free(c->inflight);
+    ctl_sched_memo_free(c->sched_memo);
+    free(c);
+}
