@@ -79,6 +79,23 @@ def dir_bytes(path):
     return total
 
 
+def session_members(sid):
+    """The pids of session SID (Linux /proc), its leader first."""
+    members = [sid]
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == sid:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # pid (comm) state ppid pgrp session ...; comm may hold spaces
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == sid:
+            members.append(int(entry))
+    return members
+
+
 class Case:
     """One script on one fresh cluster, in its own temporary directory."""
 
@@ -163,10 +180,15 @@ class Case:
                 flooded = True
 
     def _kill_script(self):
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, AttributeError):
-            pass
+        """Every process of the script's session: `timeout` (the probes use
+        it) puts its command in a process group of its own."""
+        if self.proc is None:
+            return
+        for pid in session_members(self.proc.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def _kill_server(self):
         """The server this run started, by the pid in its own data dir."""

@@ -78,7 +78,8 @@ class Normalise(unittest.TestCase):
         rec = recording("kubectl-probes.txt")
         for old, new in [("pod/p1 not labeled", "pod/p1 labeled"),
                          ("kube-api-access-8qwsc", "kube-api-access"),
-                         ("   0/1     Pending   0          28s", "   1/1     Running   0          28s"),
+                         ("   0/1     Pending   0          28s",
+                          "   1/1     Running   0          28s"),
                          ("KIND:       Pod", "KIND:       Node")]:
             self.assertIn(old, rec)
             v = judge(rec, rec.replace(old, new))
@@ -196,8 +197,10 @@ class Recordings(unittest.TestCase):
 
     def test_unlisted_difference_fails_with_its_diff(self):
         rec = recording("kubectl-probes.txt")
-        status, out = compare("kubectl-probes.sh", rec.replace("pod/p1 not labeled", "pod/p1 labeled"),
-                              known=known_file(""))
+        empty = known_file("")
+        self.addCleanup(os.unlink, empty)
+        status, out = compare("kubectl-probes.sh",
+                              rec.replace("pod/p1 not labeled", "pod/p1 labeled"), known=empty)
         self.assertEqual(status, 1)
         self.assertIn("FAIL kubectl-probes.sh: block `label no-op` differs", out)
         self.assertIn("-pod/p1 not labeled\n+pod/p1 labeled", out)
@@ -212,7 +215,9 @@ class Recordings(unittest.TestCase):
         self.assertEqual(status, 1, out)
         self.assertIn(f"FAIL scenarios.py: block `{obs[0]['case']} {obs[0]['what']}` differs", out)
         self.assertIn("25/26 identical", out)
-        listed = known_file(f"scenarios.py | {obs[0]['case']} {obs[0]['what']} | fixed-by: issue 1 | w\n")
+        listed = known_file(f"scenarios.py | {obs[0]['case']} {obs[0]['what']} "
+                            "| fixed-by: issue 1 | w\n")
+        self.addCleanup(os.unlink, listed)
         self.assertEqual(compare("scenarios.py", changed, known=listed, suffix=".jsonl")[0], 0)
         self.assertEqual(compare("scenarios.py", rec, known=listed, suffix=".jsonl")[0], 1)
 
