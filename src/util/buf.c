@@ -35,6 +35,11 @@ static int reserve(gp_buf *b, size_t more)
     return 0;
 }
 
+int gp_buf_reserve(gp_buf *b, size_t more)
+{
+    return reserve(b, more);
+}
+
 int gp_buf_addn(gp_buf *b, const void *bytes, size_t n)
 {
     if (reserve(b, n) != 0) return -1;

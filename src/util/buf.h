@@ -35,13 +35,17 @@ typedef enum gp_buf_state {
 } gp_buf_state;
 
 typedef struct gp_buf {
-    char *data; /* NUL-terminated once anything was added; NULL before */
-    size_t len; /* bytes in data, the NUL not counted */
-    size_t cap; /* bytes allocated */
-    size_t max; /* the most bytes it may hold; 0 for no limit */
-    gp_buf_state state;
+    char *data;         /* NUL-terminated once anything was added; NULL before */
+    size_t len;         /* bytes in data, the NUL not counted */
+    size_t cap;         /* bytes allocated */
+    size_t max;         /* the most bytes it may hold; 0 for no limit */
+    gp_buf_state state; /* a caller whose own allocation for the text failed
+                         * may set GP_BUF_NO_MEMORY, to report it at the end */
 } gp_buf;
 
+/* Makes room for `more` bytes beyond the text, in one allocation, when the
+ * size is known before the pieces come. 0, or -1 when the buffer failed. */
+int gp_buf_reserve(gp_buf *b, size_t more);
 /* Appends n bytes (which may hold NULs). 0, or -1 when the buffer failed. */
 int gp_buf_addn(gp_buf *b, const void *bytes, size_t n);
 /* Appends a NUL-terminated string. */

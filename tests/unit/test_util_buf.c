@@ -103,6 +103,30 @@ static void test_growth_keeps_the_text(void **state)
     gp_buf_free(&b);
 }
 
+/* Room made up front: the pieces that fit it allocate nothing more. */
+static void test_reserve_allocates_once(void **state)
+{
+    (void)state;
+    gp_buf b = {0};
+    assert_int_equal(gp_buf_reserve(&b, 10000), 0);
+    assert_int_equal(reallocs, 1);
+    assert_true(b.cap >= 10001);
+    assert_string_equal(gp_buf_str(&b), "");
+    for (int i = 0; i < 1000; i++)
+        gp_buf_add(&b, "0123456789");
+    assert_int_equal(reallocs, 1);
+    assert_int_equal(b.len, 10000);
+    while (b.len + 1 < b.cap) /* whatever room the buffer rounded up to */
+        gp_buf_addc(&b, '.');
+    assert_int_equal(reallocs, 1);
+    gp_buf_addc(&b, '!'); /* past the room: a growth */
+    assert_int_equal(reallocs, 2);
+    gp_buf_free(&b);
+    fail_after = 0;
+    assert_int_equal(gp_buf_reserve(&b, 10), -1);
+    assert_null(gp_buf_take(&b));
+}
+
 static void test_take_hands_the_text_over(void **state)
 {
     (void)state;
@@ -234,6 +258,7 @@ int main(void)
         cmocka_unit_test_setup(test_bytes_may_hold_nuls, reset_realloc),
         cmocka_unit_test_setup(test_join, reset_realloc),
         cmocka_unit_test_setup(test_growth_keeps_the_text, reset_realloc),
+        cmocka_unit_test_setup(test_reserve_allocates_once, reset_realloc),
         cmocka_unit_test_setup(test_take_hands_the_text_over, reset_realloc),
         cmocka_unit_test_setup(test_max_is_a_limit, reset_realloc),
         cmocka_unit_test_setup(test_overflowing_length_fails_without_allocating, reset_realloc),
