@@ -105,6 +105,12 @@ const char *gp_buf_str(const gp_buf *b)
     return b->data ? b->data : "";
 }
 
+void gp_buf_clear(gp_buf *b)
+{
+    b->len = 0;
+    if (b->data) b->data[0] = '\0';
+}
+
 char *gp_buf_take(gp_buf *b)
 {
     reserve(b, 0); /* an empty buffer's text is "", allocated */

@@ -62,6 +62,10 @@ bool gp_buf_failed(const gp_buf *b);
 /* The text so far, "" when none; valid until the next append. */
 const char *gp_buf_str(const gp_buf *b);
 
+/* Empties the text and keeps the memory, for a buffer reused piece after
+ * piece (a line at a time). A failure is kept: it is the caller's to see. */
+void gp_buf_clear(gp_buf *b);
+
 /* Hands the text over: malloc'd, NUL-terminated ("" when nothing was
  * added), the caller frees it; NULL when an append failed or memory runs out
  * now. The buffer is then empty and usable again: its failure is forgotten,

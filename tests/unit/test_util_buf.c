@@ -149,6 +149,32 @@ static void test_take_hands_the_text_over(void **state)
     gp_buf_free(&b);
 }
 
+/* A line buffer reused: the memory stays, the text starts again. */
+static void test_clear_keeps_the_memory(void **state)
+{
+    (void)state;
+    gp_buf b = {0};
+    gp_buf_clear(&b); /* nothing yet: still "" */
+    assert_string_equal(gp_buf_str(&b), "");
+    gp_buf_add(&b, "{\"type\":\"ADDED\"}");
+    int before = reallocs;
+    gp_buf_clear(&b);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(gp_buf_str(&b), "");
+    gp_buf_add(&b, "{}");
+    assert_string_equal(gp_buf_str(&b), "{}");
+    assert_int_equal(reallocs, before);
+    gp_buf_free(&b);
+    /* a failure outlives clear */
+    fail_after = 0;
+    gp_buf_add(&b, "x");
+    fail_after = -1;
+    gp_buf_clear(&b);
+    assert_true(gp_buf_failed(&b));
+    assert_int_equal(gp_buf_add(&b, "y"), -1);
+    assert_null(gp_buf_take(&b));
+}
+
 /* ---- limits ---- */
 
 static void test_max_is_a_limit(void **state)
@@ -260,6 +286,7 @@ int main(void)
         cmocka_unit_test_setup(test_growth_keeps_the_text, reset_realloc),
         cmocka_unit_test_setup(test_reserve_allocates_once, reset_realloc),
         cmocka_unit_test_setup(test_take_hands_the_text_over, reset_realloc),
+        cmocka_unit_test_setup(test_clear_keeps_the_memory, reset_realloc),
         cmocka_unit_test_setup(test_max_is_a_limit, reset_realloc),
         cmocka_unit_test_setup(test_overflowing_length_fails_without_allocating, reset_realloc),
         cmocka_unit_test_setup(test_first_allocation_fails, reset_realloc),
