@@ -18,6 +18,7 @@
 #include "lab/outfile.h"
 #include "lab/workspace.h"
 #include "toml/toml.h"
+#include "util/buf.h"
 #include "util/file.h"
 #include "util/i18n.h"
 #include "util/spawn.h"
@@ -35,18 +36,13 @@ static int cmp_str(const void *a, const void *b)
 static char *join_sorted(const char **names, size_t n)
 {
     qsort(names, n, sizeof *names, cmp_str);
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(names[i]) + 1;
-    char *out = malloc(len);
-    if (!out) return NULL;
-    out[0] = '\0';
+    gp_buf out = {0};
     for (size_t i = 0; i < n; i++) {
         if (i && strcmp(names[i - 1], names[i]) == 0) continue;
-        if (out[0]) strcat(out, ",");
-        strcat(out, names[i]);
+        if (out.len) gp_buf_addc(&out, ',');
+        gp_buf_add(&out, names[i]);
     }
-    return out;
+    return gp_buf_take(&out);
 }
 
 /* A learner's list value: items trimmed, order and repeats ignored. */
