@@ -15,6 +15,7 @@
 
 #include "containerd/containerd.h"
 #include "containerd/observed.h"
+#include "lab/incident_files.h"
 #include "lab/outfile.h"
 #include "lab/workspace.h"
 #include "toml/toml.h"

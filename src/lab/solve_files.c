@@ -8,8 +8,10 @@
 #include "containerd/observed.h"
 #include "containerd/script.h"
 #include "lab/grade_files.h"
+#include "lab/incident_files.h"
 #include "lab/workspace.h"
 #include "toml/toml.h"
+#include "util/buf.h"
 #include "util/file.h"
 
 /* ---- the files ---- */
@@ -30,45 +32,41 @@ static char *toml_string(const char *s)
     return text;
 }
 
-static char *main_config(const char *root)
+/* The line of `text` that starts with `prefix`, or NULL. */
+static const char *line_starting(const char *text, const char *prefix)
 {
-    char *dir = lab_path(root, "etc/containerd/conf.d/*.toml");
-    char *quoted = dir ? toml_string(dir) : NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = quoted ? open_memstream(&text, &len) : NULL;
-    if (f) {
-        fprintf(f,
-                "version = 2\n"
-                "imports = [%s]\n"
-                "\n"
-                "[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
-                "  default_runtime_name = \"runc\"\n"
-                "\n"
-                "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
-                "  runtime_type = \"io.containerd.runc.v2\"\n"
-                "\n"
-                "  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
-                "    SystemdCgroup = true\n",
-                quoted);
-        if (fclose(f) != 0) {
-            free(text);
-            text = NULL;
-        }
+    const char *line = text;
+    while (line && strncmp(line, prefix, strlen(prefix)) != 0) {
+        line = strchr(line, '\n');
+        if (line) line++;
     }
-    free(quoted);
-    free(dir);
-    return text;
+    return line;
 }
 
-/* What the NVIDIA container toolkit writes (../shared/containerd-cases,
- * inputs/lab): no version line of its own. */
-static const char dropin_text[] =
-    "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia]\n"
-    "  runtime_type = \"io.containerd.runc.v2\"\n"
-    "  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia.options]\n"
-    "    BinaryName = \"/usr/bin/nvidia-container-runtime\"\n"
-    "    SystemdCgroup = true\n";
+/* The incident's main config with its imports naming R's conf.d by absolute
+ * path, so that the file also reads right outside the lab. */
+static char *main_config(const char *root, gp_error *err)
+{
+    char *dir = lab_path(root, "etc/containerd/conf.d/*.toml");
+    const char *imports = line_starting(lab_main_config, "imports = ");
+    if (!imports) {
+        gp_error_set(err, "examples/incident/" LAB_MAIN_CONFIG, 0, 0,
+                     "the imports of the main config do not reach %s", dir ? dir : root);
+        free(dir);
+        return NULL;
+    }
+    const char *rest = strchr(imports, '\n');
+    char *quoted = dir ? toml_string(dir) : NULL;
+    gp_buf out = {.state = quoted ? GP_BUF_OK : GP_BUF_NO_MEMORY};
+    gp_buf_addn(&out, lab_main_config, (size_t)(imports - lab_main_config));
+    gp_buf_addf(&out, "imports = [%s]\n", quoted);
+    gp_buf_add(&out, rest ? rest + 1 : "");
+    free(quoted);
+    free(dir);
+    char *text = gp_buf_take(&out);
+    if (!text) gp_error_set(err, root, 0, 0, "out of memory");
+    return text;
+}
 
 static char *merge_lines(const char *root, gp_error *err)
 {
@@ -120,25 +118,24 @@ int lab_solve_file_step(int step, const char *root, const lab_params *p, gp_erro
     char *text = NULL;
     switch (step) {
     case 1:
-        text = main_config(root);
+        text = main_config(root, err);
         break;
     case 2:
-        text = strdup(dropin_text);
+        text = strdup(lab_dropin);
+        if (!text) gp_error_set(err, root, 0, 0, "out of memory");
         break;
     case 3:
         text = merge_lines(root, err);
         break;
     case 4:
         text = cd_check_script("nvidia", NULL);
+        if (!text) gp_error_set(err, root, 0, 0, "out of memory");
         break;
     default:
         gp_error_set(err, NULL, 0, 0, "step %d is not a file step (1-4)", step);
         return -1;
     }
-    if (!text) {
-        if (step != 3) gp_error_set(err, root, 0, 0, "out of memory");
-        return -1;
-    }
+    if (!text) return -1;
     static const char *const files[] = {LAB_MAIN_CONFIG, LAB_DROPIN, LAB_MERGE_OUT,
                                         LAB_CHECK_SCRIPT};
     int rc = write_in(root, files[step - 1], text, step == 4 ? 0755 : 0644, step == 4, err);
