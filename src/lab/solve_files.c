@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "containerd/observed.h"
+#include "containerd/render.h"
 #include "containerd/script.h"
 #include "lab/grade_files.h"
 #include "lab/incident_files.h"
@@ -68,27 +68,35 @@ static char *main_config(const char *root, gp_error *err)
     return text;
 }
 
+/* The five lines of `gpuop containerd merge -o lab --observed
+ * R/evidence/...`, from the same prediction the grader uses and the same
+ * renderer. */
 static char *merge_lines(const char *root, gp_error *err)
 {
-    lab_merge_facts facts;
-    if (lab_merge_predict(root, &facts, err) != 0) return NULL;
-    char *loaded = lab_loaded_runtimes(root, err);
+    cd_prediction *p = lab_merge_prediction(root, err);
+    char *dump = p ? lab_path(root, LAB_EVIDENCE_DUMP) : NULL;
+    cd_observed o;
+    if (!p || !dump || cd_observed_read(dump, &o, err) != 0) {
+        if (p && !dump) gp_error_set(err, root, 0, 0, "out of memory");
+        cd_prediction_free(p);
+        free(dump);
+        return NULL;
+    }
+    /* The renderer streams (the command prints it); the file's writer needs
+     * the text itself. */
     char *text = NULL;
     size_t len = 0;
-    FILE *f = loaded ? open_memstream(&text, &len) : NULL;
-    if (f) {
-        fprintf(f,
-                "MAIN_RUNTIMES=%s\nDROPIN_RUNTIMES=%s\nCONFLICT=%s\nCONFLICT_TABLE=%s\n"
-                "LOADED_RUNTIMES=%s\n",
-                facts.main_runtimes, facts.dropin_runtimes, facts.conflict ? "yes" : "no",
-                facts.conflict_table, loaded);
-        if (fclose(f) != 0) {
-            free(text);
-            text = NULL;
-        }
+    FILE *f = open_memstream(&text, &len);
+    int rc = f ? cd_render_merge(f, p, &o, "--containerd", CD_RENDER_LAB) : -1;
+    if (f && fclose(f) != 0) rc = -1;
+    if (rc != 0) {
+        free(text);
+        text = NULL;
+        gp_error_set(err, root, 0, 0, "out of memory");
     }
-    free(loaded);
-    lab_merge_facts_free(&facts);
+    cd_observed_free(&o);
+    cd_prediction_free(p);
+    free(dump);
     return text;
 }
 

@@ -33,6 +33,7 @@
 #include "lab/incident_files.h"
 #include "lab/workspace.h"
 #include "util/file.h"
+#include "util/spawn.h"
 
 /* ---- a workspace per test ---- */
 
@@ -592,6 +593,44 @@ static void step3_solver_writes_lab_md_lines(void **state)
     free(want);
 }
 
+static bool have_gpuop(void);
+
+/* The solver's lines are what `gpuop containerd merge -o lab` prints, for a
+ * learner's files too (several runtimes, two drop-ins, a relative import):
+ * both come from one renderer. */
+static void step3_solver_writes_what_merge_prints(void **state)
+{
+    if (!have_gpuop()) skip();
+    fixture *f = *state;
+    put_data(f, LAB_MAIN_CONFIG, "main-with-kata.toml", 0644);
+    put_incident(f, LAB_DROPIN);
+    put_text(f, "etc/containerd/conf.d/50-gvisor.toml",
+             "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runsc]\n"
+             "  runtime_type = \"io.containerd.runsc.v1\"\n"
+             "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia]\n"
+             "  runtime_type = \"io.containerd.runc.v2\"\n",
+             0644);
+    solve(f, 3);
+    char *solved = read_in(f, LAB_MERGE_OUT);
+    char *config = in_root(f, LAB_MAIN_CONFIG), *dump = in_root(f, LAB_EVIDENCE_DUMP);
+    char *argv[] = {
+        (char *)getenv("GPUOP"), "containerd", "merge", "--config", config,       "--root", f->root,
+        "--containerd",          "1.7",        "-o",    "lab",      "--observed", dump,     NULL};
+    char *printed = NULL, *errors = NULL;
+    size_t printed_len, errors_len;
+    int status = -1;
+    assert_int_equal(
+        gp_spawn_capture(argv, 10000, &printed, &printed_len, &errors, &errors_len, &status, NULL),
+        GP_SPAWN_OK);
+    assert_string_equal(printed, solved);
+    assert_non_null(strstr(solved, "MAIN_RUNTIMES=kata,runc\nDROPIN_RUNTIMES=nvidia,runsc\n"));
+    free(printed);
+    free(errors);
+    free(config);
+    free(dump);
+    free(solved);
+}
+
 static void step3_loaded_runtimes_computed_fails(void **state)
 {
     fixture *f = *state;
@@ -891,6 +930,7 @@ int main(void)
         T(step2_other_plugin_table_fails),
         T(step3_lab_md_answer_passes),
         T(step3_solver_writes_lab_md_lines),
+        T(step3_solver_writes_what_merge_prints),
         T(step3_loaded_runtimes_computed_fails),
         T(step3_conflict_table_of_wrong_depth_fails),
         T(step3_no_conflict_and_order_fail),
