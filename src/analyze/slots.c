@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "analyze/devplugin_config.h"
-#include "analyze/mig.h"
+#include "analyze/mig_internal.h"
 #include "analyze/nodes.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"

@@ -1,6 +1,6 @@
 /* The object API's read side and dispatch: paths, errors, GET and LIST.
  * Writes are in api_write.c, watches in watch.c. */
-#include "apiserver/api.h"
+#include "apiserver/api_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

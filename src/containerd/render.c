@@ -9,6 +9,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "containerd/cfg_internal.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/i18n.h"

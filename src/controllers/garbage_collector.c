@@ -3,7 +3,7 @@
  * ones keep a dependency graph between passes; here the snapshot is indexed
  * afresh each time (by uid, and which uids are owners), which costs a hash
  * table per call and leaves nothing to go stale. */
-#include "controllers/garbage_collector.h"
+#include "controllers/garbage_collector_internal.h"
 
 #include <stdbool.h>
 #include <stdio.h>

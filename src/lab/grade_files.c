@@ -17,7 +17,7 @@
 #include "containerd/observed.h"
 #include "containerd/render.h"
 #include "lab/incident_files.h"
-#include "lab/outfile.h"
+#include "lab/outfile_internal.h"
 #include "lab/workspace.h"
 #include "toml/toml.h"
 #include "util/buf.h"
