@@ -55,15 +55,18 @@ static char *main_config(const char *root, gp_error *err)
         free(dir);
         return NULL;
     }
-    const char *rest = strchr(imports, '\n');
     char *quoted = dir ? toml_string(dir) : NULL;
-    gp_buf out = {.state = quoted ? GP_BUF_OK : GP_BUF_NO_MEMORY};
-    gp_buf_addn(&out, lab_main_config, (size_t)(imports - lab_main_config));
-    gp_buf_addf(&out, "imports = [%s]\n", quoted);
-    gp_buf_add(&out, rest ? rest + 1 : "");
-    free(quoted);
     free(dir);
-    char *text = gp_buf_take(&out);
+    char *text = NULL;
+    if (quoted) {
+        const char *rest = strchr(imports, '\n');
+        gp_buf out = {0};
+        gp_buf_addn(&out, lab_main_config, (size_t)(imports - lab_main_config));
+        gp_buf_addf(&out, "imports = [%s]\n", quoted);
+        gp_buf_add(&out, rest ? rest + 1 : "");
+        text = gp_buf_take(&out);
+        free(quoted);
+    }
     if (!text) gp_error_set(err, root, 0, 0, "out of memory");
     return text;
 }
