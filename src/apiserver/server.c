@@ -39,7 +39,8 @@ static bool authorized(struct MHD_Connection *c, const as_server *s)
 
 /* What one request accumulates across MHD's calls. */
 typedef struct request_state {
-    gp_buf body; /* max MAX_BODY_BYTES */
+    gp_buf body;  /* max MAX_BODY_BYTES */
+    bool refused; /* answered before its body was read */
 } request_state;
 
 static void blob_done(void *cls)
@@ -89,30 +90,48 @@ static const char *query_value(void *ctx, const char *key)
     return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
+/* The Status of a request refused before its body is read. MHD sends it
+ * at once and closes the connection after it (the body is never read, so
+ * nothing else can follow on it). */
+static enum MHD_Result refuse(struct MHD_Connection *c, request_state *st, unsigned code,
+                              const char *reason, const char *message)
+{
+    as_response r;
+    as_status(&r, code, reason, message);
+    st->refused = true;
+    return respond(c, &r);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     as_server *s = cls;
-    /* The first call only announces the request; bodies come in later calls. */
+    /* The first call comes with the headers, before any of the body: the
+     * token is checked here, so a client without it never has a byte of
+     * its body read or buffered (kube-apiserver authenticates in its filter
+     * chain, before a handler reads the body). */
     if (*con_cls == NULL) {
         request_state *st = calloc(1, sizeof *st);
         if (!st) return MHD_NO;
         st->body.max = MAX_BODY_BYTES;
         *con_cls = st;
+        if (!authorized(c, s)) return refuse(c, st, 401, "Unauthorized", "Unauthorized");
         return MHD_YES;
     }
     request_state *st = *con_cls;
+    if (st->refused) {
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
     if (*upload_data_size) {
         gp_buf_addn(&st->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
     as_response r;
-    if (!authorized(c, s)) {
-        as_status(&r, 401, "Unauthorized", "Unauthorized");
-    } else if (st->body.state == GP_BUF_TOO_LONG) {
+    if (st->body.state == GP_BUF_TOO_LONG) {
         as_status(&r, 413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728");
     } else if (gp_buf_failed(&st->body)) {
         as_status(&r, 500, "InternalError", "out of memory");

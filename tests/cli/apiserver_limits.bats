@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# The limits that keep the embedded API server up, against a real server
+# (`gpuop cluster serve`): clients that withhold, trickle or flood are
+# played by apiserver_limits.py, the well-behaved one by the real kubectl.
+# One server per file; never touches the user's home or kubeconfig.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    : "${GPUOP:?set GPUOP to the gpuop binary}"
+    export CTMP="$BATS_FILE_TMPDIR"
+    export HOME=$CTMP/home
+    export DATA=$CTMP/data
+    export KC=$DATA/kubeconfig
+    export CLIENT="python3 $BATS_TEST_DIRNAME/apiserver_limits.py $KC"
+    mkdir -p "$HOME"
+    "$GPUOP" cluster serve --data "$DATA" --no-controllers 2>>"$CTMP/server.log" &
+    echo $! >"$CTMP/pid"
+    for _ in $(seq 1 100); do
+        [ -f "$KC" ] && k get --raw /readyz >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    cat "$CTMP/server.log" >&2
+    return 1
+}
+
+teardown_file() {
+    local pid
+    pid=$(cat "$CTMP/pid" 2>/dev/null) || return 0
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+k() {
+    kubectl --kubeconfig "$KC" --cache-dir "$CTMP/cache" --request-timeout=10s "$@"
+}
+
+@test "no token: 401 from the headers alone, the announced body never read" {
+    run $CLIENT early-401
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "no token: 401 while the body is still coming, without waiting for it" {
+    run $CLIENT early-401-slow-body
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
