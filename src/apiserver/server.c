@@ -1,9 +1,12 @@
 #include "apiserver/server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +18,7 @@ struct as_server {
     char *token;
     uint16_t port;
     as_api *api;
+    atomic_size_t buffered; /* bytes the bodies of requests in progress hold */
 };
 
 /* Constant-time comparison: the token is the only credential. */
@@ -34,13 +38,25 @@ static bool authorized(struct MHD_Connection *c, const as_server *s)
     return same_secret(auth + 7, s->token);
 }
 
-/* kube-apiserver refuses request bodies over 3 MiB (MaxRequestBodyBytes). */
+/* kube-apiserver refuses request bodies over 3 MiB (MaxRequestBodyBytes;
+ * limitedReadBody in apiserver/pkg/endpoints/handlers/rest.go). */
 #define MAX_BODY_BYTES (3u << 20)
+/* What the bodies of all requests in progress may hold together: past it a
+ * request is refused as kube-apiserver refuses one over its in-flight
+ * limit, and the client (client-go honours Retry-After) tries again. */
+#define BUFFERED_BODY_BUDGET (64u << 20)
+/* A body refused once it has begun is read to its end, unbuffered, to be
+ * answered (MHD can answer only before a body or after it); past this
+ * much more of it, the connection is closed without an answer. */
+#define MAX_DISCARDED_BYTES MAX_BODY_BYTES
 
 /* What one request accumulates across MHD's calls. */
 typedef struct request_state {
-    gp_buf body;  /* max MAX_BODY_BYTES */
-    bool refused; /* answered before its body was read */
+    gp_buf body;      /* max MAX_BODY_BYTES */
+    size_t held;      /* what body holds of the budget (its capacity) */
+    bool refused;     /* answered before its body was read */
+    unsigned refusal; /* 413 or 429: the body, being read, is refused */
+    size_t discarded;
 } request_state;
 
 static void blob_done(void *cls)
@@ -90,6 +106,29 @@ static const char *query_value(void *ctx, const char *key)
     return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
+/* Room for `more` bytes of body, within the server's budget for bodies;
+ * false when that is spent (or memory is: the body then says so). The
+ * budget is charged what the buffer allocates, checked against what it
+ * needs. */
+static bool reserve_body(as_server *s, request_state *st, size_t more)
+{
+    size_t need = st->body.len + more + 1;
+    if (need <= st->body.cap) return true;
+    if (atomic_load(&s->buffered) + (need - st->held) > BUFFERED_BODY_BUDGET) return false;
+    if (gp_buf_reserve(&st->body, more) != 0) return false;
+    atomic_fetch_add(&s->buffered, st->body.cap - st->held);
+    st->held = st->body.cap;
+    return true;
+}
+
+/* Frees the body and gives its room back to the budget. */
+static void drop_body(as_server *s, request_state *st)
+{
+    atomic_fetch_sub(&s->buffered, st->held);
+    st->held = 0;
+    gp_buf_free(&st->body);
+}
+
 /* The Status of a request refused before its body is read. MHD sends it
  * at once and closes the connection after it (the body is never read, so
  * nothing else can follow on it). */
@@ -100,6 +139,46 @@ static enum MHD_Result refuse(struct MHD_Connection *c, request_state *st, unsig
     as_status(&r, code, reason, message);
     st->refused = true;
     return respond(c, &r);
+}
+
+/* NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)) */
+static enum MHD_Result refuse_too_large(struct MHD_Connection *c, request_state *st)
+{
+    char msg[64];
+    snprintf(msg, sizeof msg, "Request entity too large: limit is %u", MAX_BODY_BYTES);
+    return refuse(c, st, 413, "RequestEntityTooLarge", msg);
+}
+
+/* What kube-apiserver's max-in-flight and priority-and-fairness filters
+ * answer (tooManyRequests: http.Error's text, not a Status). */
+static enum MHD_Result refuse_busy(struct MHD_Connection *c, request_state *st)
+{
+    static const char text[] = "Too many requests, please try again later.\n";
+    st->refused = true;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Retry-After", "1");
+    enum MHD_Result ok = MHD_queue_response(c, 429, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+/* The announced body, refused before a byte of it is read when it is over
+ * the limit or the budget; room for it reserved otherwise. */
+static enum MHD_Result expect_body(struct MHD_Connection *c, as_server *s, request_state *st)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (!cl) return MHD_YES; /* chunked, or none: checked as it comes */
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(cl, &end, 10);
+    if (errno || *end || n > MAX_BODY_BYTES) return refuse_too_large(c, st);
+    if (n && !reserve_body(s, st, (size_t)n) && !gp_buf_failed(&st->body))
+        return refuse_busy(c, st);
+    return MHD_YES;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -118,7 +197,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         st->body.max = MAX_BODY_BYTES;
         *con_cls = st;
         if (!authorized(c, s)) return refuse(c, st, 401, "Unauthorized", "Unauthorized");
-        return MHD_YES;
+        return expect_body(c, s, st);
     }
     request_state *st = *con_cls;
     if (st->refused) {
@@ -126,14 +205,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     if (*upload_data_size) {
-        gp_buf_addn(&st->body, upload_data, *upload_data_size);
+        size_t n = *upload_data_size;
         *upload_data_size = 0;
-        return MHD_YES;
+        if (!st->refusal && st->body.len + n > MAX_BODY_BYTES) st->refusal = 413;
+        if (!st->refusal && !reserve_body(s, st, n) && !gp_buf_failed(&st->body)) st->refusal = 429;
+        if (!st->refusal) {
+            gp_buf_addn(&st->body, upload_data, n); /* a failure is answered at the end */
+            return MHD_YES;
+        }
+        drop_body(s, st);
+        st->discarded += n;
+        return st->discarded > MAX_DISCARDED_BYTES ? MHD_NO : MHD_YES;
     }
+    if (st->refusal == 413) return refuse_too_large(c, st);
+    if (st->refusal == 429) return refuse_busy(c, st);
     as_response r;
-    if (st->body.state == GP_BUF_TOO_LONG) {
-        as_status(&r, 413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728");
-    } else if (gp_buf_failed(&st->body)) {
+    if (gp_buf_failed(&st->body)) {
         as_status(&r, 500, "InternalError", "out of memory");
     } else {
         as_request req = {.method = method,
@@ -154,12 +241,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                               enum MHD_RequestTerminationCode why)
 {
-    (void)cls;
+    as_server *s = cls;
     (void)c;
     (void)why;
     request_state *st = *con_cls;
     if (!st) return;
-    gp_buf_free(&st->body);
+    drop_body(s, st);
     free(st);
     *con_cls = NULL;
 }
@@ -189,7 +276,7 @@ as_server *as_server_start(const as_server_options *opt, gp_error *err)
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL,
         NULL, handle, s, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_HTTPS_MEM_KEY, opt->key_pem,
         MHD_OPTION_HTTPS_MEM_CERT, opt->cert_pem, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-        MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, request_completed, s, MHD_OPTION_END);
     if (!s->daemon) {
         gp_error_set(err, NULL, 0, 0, "cannot listen on %s:%u (in use?)", host,
                      (unsigned)opt->port);

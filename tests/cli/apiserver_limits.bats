@@ -46,3 +46,37 @@ k() {
     echo "$output"
     [ "$status" -eq 0 ]
 }
+
+@test "body over 3 MiB announced: 413 with kube-apiserver's text, unread" {
+    run $CLIENT too-large-announced
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "chunked body over 3 MiB: 413 with kube-apiserver's text" {
+    run $CLIENT too-large-chunked
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "chunked body without end: the server stops reading it" {
+    run $CLIENT too-large-endless
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "bodies held at once are bounded: 429 and Retry-After past the budget" {
+    run $CLIENT body-budget 30
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # the budget comes back: an ordinary write goes through
+    run k create configmap after-budget --from-literal=a=b
+    [ "$status" -eq 0 ]
+}
+
+@test "a body within the limits is still read and stored" {
+    head -c 1000000 /dev/zero | tr '\0' a >"$CTMP/value"
+    run k create configmap big --from-file=value="$CTMP/value"
+    [ "$status" -eq 0 ]
+    [ "$(k get configmap big -o jsonpath='{.data.value}' | wc -c)" -eq 1000000 ]
+}

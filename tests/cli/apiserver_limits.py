@@ -7,6 +7,7 @@ it saw and exits 0 when the server held its limit, 1 when it did not.
 """
 import base64
 import json
+import select
 import socket
 import ssl
 import sys
@@ -111,6 +112,93 @@ def check_early_401_slow_body(server):
     code = int(data.split(b" ")[1]) if data.startswith(b"HTTP/1.1 ") else None
     print(f"status {code} after {took:.2f}s, body still coming")
     return code == 401 and took < 5
+
+
+def authorized_headers(server, method, path, extra=b""):
+    return (f"{method} {path} HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {server.token}\r\n"
+            "Content-Type: application/json\r\n").encode() + extra + b"\r\n"
+
+
+def check_too_large_announced(server):
+    """A Content-Length over 3 MiB: 413 with kube-apiserver's text, before
+    the body is sent."""
+    sock = server.connect()
+    sock.sendall(authorized_headers(server, "POST", "/api/v1/namespaces/default/configmaps",
+                                    b"Content-Length: 3145729\r\n"))
+    code, data = read_response(sock, 10)
+    print(data.decode(errors="replace"))
+    return code == 413 and b'"message":"Request entity too large: limit is 3145728"' in data \
+        and b'"reason":"RequestEntityTooLarge"' in data
+
+
+def send_chunked(sock, total):
+    """Sends `total` bytes as 64 KiB chunks; how many went before the
+    server answered or stopped reading."""
+    chunk = b"x" * 65536
+    frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+    sent = 0
+    sock.settimeout(5)
+    try:
+        # an answer may come while the body still goes: look before each
+        # chunk, as an HTTP client does
+        while sent < total and not select.select([sock], [], [], 0)[0]:
+            sock.sendall(frame)
+            sent += len(chunk)
+        if sent >= total:
+            sock.sendall(b"0\r\n\r\n")
+    except OSError:
+        pass
+    return sent
+
+
+def check_too_large_chunked(server):
+    """A chunked body of 4 MiB: 413 with kube-apiserver's text."""
+    sock = server.connect()
+    sock.sendall(authorized_headers(server, "POST", "/api/v1/namespaces/default/configmaps",
+                                    b"Transfer-Encoding: chunked\r\n"))
+    send_chunked(sock, 4 << 20)
+    code, data = read_response(sock, 10)
+    print(data.decode(errors="replace").splitlines()[-1:])
+    return code == 413 and b'"message":"Request entity too large: limit is 3145728"' in data
+
+
+def check_too_large_endless(server):
+    """A chunked body that does not end: the server stops reading it soon
+    after 3 MiB (the client cannot send its 64 MiB)."""
+    sock = server.connect()
+    sock.sendall(authorized_headers(server, "POST", "/api/v1/namespaces/default/configmaps",
+                                    b"Transfer-Encoding: chunked\r\n"))
+    sent = send_chunked(sock, 64 << 20)
+    print(f"sent {sent >> 20} MiB of 64")
+    return sent < (32 << 20)
+
+
+def check_body_budget(server, count="30"):
+    """Many requests announcing 3 MiB bodies and sending none: past the
+    server's budget for buffered bodies, 429 as kube-apiserver's in-flight
+    limit answers, with Retry-After."""
+    socks, busy, other = [], 0, []
+    for _ in range(int(count)):
+        sock = server.connect()
+        sock.sendall(authorized_headers(server, "POST", "/api/v1/namespaces/default/configmaps",
+                                        b"Content-Length: 3145728\r\n"))
+        socks.append(sock)
+    for sock in socks:
+        code, data = read_status_line(sock, 0.5)
+        if code == 429:
+            code, rest = read_response(sock, 5)
+            data += rest
+            if b"Retry-After: 1" in data and b"Too many requests, please try again later." in data:
+                busy += 1
+            else:
+                other.append(data)
+        elif code is not None:
+            other.append(data)
+    for sock in socks:
+        sock.close()
+    print(f"{busy} of {count} refused with 429; other answers: {other}")
+    return busy > 0 and not other
 
 
 def main():
