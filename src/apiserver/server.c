@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
+#include "apiserver/conns_internal.h"
 #include "apiserver/routes.h"
 #include "util/buf.h"
 
@@ -18,7 +20,21 @@ struct as_server {
     char *token;
     uint16_t port;
     as_api *api;
+    as_conns *conns;
     atomic_size_t buffered; /* bytes the bodies of requests in progress hold */
+};
+
+/* Connections served at once (MHD refuses more). Each is a thread. */
+#define MAX_CONNECTIONS 512
+/* kube-apiserver's http.Server (apiserver/pkg/server/secure_serving.go):
+ * ReadHeaderTimeout 32 s, IdleTimeout 90 s; and its --request-timeout
+ * (1 min) bounds a request's handler, which reads the body. Ours are
+ * totals: a client that trickles a byte a second is cut off all the same. */
+static const as_conns_limits conn_limits = {
+    .max_unauthenticated = 128,
+    .header_ms = 32000,
+    .body_ms = 60000,
+    .idle_ms = 90000,
 };
 
 /* Constant-time comparison: the token is the only credential. */
@@ -58,6 +74,13 @@ typedef struct request_state {
     unsigned refusal; /* 413 or 429: the body, being read, is refused */
     size_t discarded;
 } request_state;
+
+static as_conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
 
 static void blob_done(void *cls)
 {
@@ -129,32 +152,47 @@ static void drop_body(as_server *s, request_state *st)
     gp_buf_free(&st->body);
 }
 
-/* The Status of a request refused before its body is read. MHD sends it
- * at once and closes the connection after it (the body is never read, so
- * nothing else can follow on it). */
-static enum MHD_Result refuse(struct MHD_Connection *c, request_state *st, unsigned code,
-                              const char *reason, const char *message)
+/* Whether the request announced a body (which may still be coming). */
+static bool has_body(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    return (cl && strcmp(cl, "0") != 0) ||
+           MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+}
+
+/* A request answered before its body is read. MHD sends the answer at once
+ * and closes the connection after it (nothing can follow an unread body);
+ * the close lingers so that the client, still sending, gets the answer. */
+static void refusing(as_server *s, struct MHD_Connection *c, request_state *st)
+{
+    st->refused = true;
+    as_conn *conn = conn_of(c);
+    if (conn && has_body(c)) as_conns_linger(s->conns, conn);
+}
+
+static enum MHD_Result refuse(as_server *s, struct MHD_Connection *c, request_state *st,
+                              unsigned code, const char *reason, const char *message)
 {
     as_response r;
     as_status(&r, code, reason, message);
-    st->refused = true;
+    refusing(s, c, st);
     return respond(c, &r);
 }
 
 /* NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)) */
-static enum MHD_Result refuse_too_large(struct MHD_Connection *c, request_state *st)
+static enum MHD_Result refuse_too_large(as_server *s, struct MHD_Connection *c, request_state *st)
 {
     char msg[64];
     snprintf(msg, sizeof msg, "Request entity too large: limit is %u", MAX_BODY_BYTES);
-    return refuse(c, st, 413, "RequestEntityTooLarge", msg);
+    return refuse(s, c, st, 413, "RequestEntityTooLarge", msg);
 }
 
 /* What kube-apiserver's max-in-flight and priority-and-fairness filters
  * answer (tooManyRequests: http.Error's text, not a Status). */
-static enum MHD_Result refuse_busy(struct MHD_Connection *c, request_state *st)
+static enum MHD_Result refuse_busy(as_server *s, struct MHD_Connection *c, request_state *st)
 {
     static const char text[] = "Too many requests, please try again later.\n";
-    st->refused = true;
+    refusing(s, c, st);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
     if (!resp) return MHD_NO;
@@ -175,9 +213,9 @@ static enum MHD_Result expect_body(struct MHD_Connection *c, as_server *s, reque
     char *end;
     errno = 0;
     unsigned long long n = strtoull(cl, &end, 10);
-    if (errno || *end || n > MAX_BODY_BYTES) return refuse_too_large(c, st);
+    if (errno || *end || n > MAX_BODY_BYTES) return refuse_too_large(s, c, st);
     if (n && !reserve_body(s, st, (size_t)n) && !gp_buf_failed(&st->body))
-        return refuse_busy(c, st);
+        return refuse_busy(s, c, st);
     return MHD_YES;
 }
 
@@ -196,7 +234,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!st) return MHD_NO;
         st->body.max = MAX_BODY_BYTES;
         *con_cls = st;
-        if (!authorized(c, s)) return refuse(c, st, 401, "Unauthorized", "Unauthorized");
+        if (!authorized(c, s)) return refuse(s, c, st, 401, "Unauthorized", "Unauthorized");
+        as_conn *conn = conn_of(c);
+        if (conn) {
+            as_conns_authenticated(s->conns, conn);
+            as_conns_phase(s->conns, conn, AS_CONN_BODY);
+        }
         return expect_body(c, s, st);
     }
     request_state *st = *con_cls;
@@ -217,8 +260,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         st->discarded += n;
         return st->discarded > MAX_DISCARDED_BYTES ? MHD_NO : MHD_YES;
     }
-    if (st->refusal == 413) return refuse_too_large(c, st);
-    if (st->refusal == 429) return refuse_busy(c, st);
+    if (st->refusal == 413) return refuse_too_large(s, c, st);
+    if (st->refusal == 429) return refuse_busy(s, c, st);
+    as_conn *conn = conn_of(c);
+    if (conn) as_conns_phase(s->conns, conn, AS_CONN_ANSWERING);
     as_response r;
     if (gp_buf_failed(&st->body)) {
         as_status(&r, 500, "InternalError", "out of memory");
@@ -242,13 +287,42 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
                               enum MHD_RequestTerminationCode why)
 {
     as_server *s = cls;
-    (void)c;
     (void)why;
+    as_conn *conn = conn_of(c);
+    if (conn) as_conns_phase(s->conns, conn, AS_CONN_IDLE);
     request_state *st = *con_cls;
     if (!st) return;
     drop_body(s, st);
     free(st);
     *con_cls = NULL;
+}
+
+/* Every connection is in the table (conns.c) from its start to its end. */
+static void connection_event(void *cls, struct MHD_Connection *c, void **socket_context,
+                             enum MHD_ConnectionNotificationCode what)
+{
+    as_server *s = cls;
+    if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+        as_conns_remove(s->conns, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!info) return;
+    *socket_context = as_conns_add(s->conns, info->connect_fd);
+    /* no room to track it: it cannot be served within the limits */
+    if (!*socket_context) shutdown(info->connect_fd, SHUT_RDWR);
+}
+
+/* A request line has come (its headers follow). */
+static void *request_started(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    as_server *s = cls;
+    (void)uri;
+    as_conn *conn = conn_of(c);
+    if (conn) as_conns_phase(s->conns, conn, AS_CONN_HEADERS);
+    return NULL;
 }
 
 as_server *as_server_start(const as_server_options *opt, gp_error *err)
@@ -272,14 +346,24 @@ as_server *as_server_start(const as_server_options *opt, gp_error *err)
         gp_error_set(err, NULL, 0, 0, "out of memory");
         return NULL;
     }
+    if (!(s->conns = as_conns_start(&conn_limits, err))) {
+        free(s->token);
+        free(s);
+        return NULL;
+    }
+    /* poll(), not select(): a socket numbered past FD_SETSIZE is served too */
     s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL,
-        NULL, handle, s, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_HTTPS_MEM_KEY, opt->key_pem,
-        MHD_OPTION_HTTPS_MEM_CERT, opt->cert_pem, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-        MHD_OPTION_NOTIFY_COMPLETED, request_completed, s, MHD_OPTION_END);
+        MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL, NULL,
+        handle, s, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_HTTPS_MEM_KEY, opt->key_pem,
+        MHD_OPTION_HTTPS_MEM_CERT, opt->cert_pem, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)(conn_limits.idle_ms / 1000), MHD_OPTION_NOTIFY_CONNECTION, connection_event, s,
+        MHD_OPTION_URI_LOG_CALLBACK, request_started, s, MHD_OPTION_NOTIFY_COMPLETED,
+        request_completed, s, MHD_OPTION_END);
     if (!s->daemon) {
         gp_error_set(err, NULL, 0, 0, "cannot listen on %s:%u (in use?)", host,
                      (unsigned)opt->port);
+        as_conns_stop(s->conns);
         free(s->token);
         free(s);
         return NULL;
@@ -299,6 +383,7 @@ void as_server_stop(as_server *s)
     if (!s) return;
     if (s->api && s->api->store) as_store_shutdown(s->api->store);
     MHD_stop_daemon(s->daemon);
+    as_conns_stop(s->conns);
     free(s->token);
     free(s);
 }

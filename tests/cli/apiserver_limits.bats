@@ -47,6 +47,22 @@ k() {
     [ "$status" -eq 0 ]
 }
 
+@test "a flood of connections without the token does not keep kubectl out" {
+    # more than the server serves at once (512); the oldest of those that
+    # have not shown the token are closed to make room for new ones
+    run $CLIENT flood 1100 kubectl --kubeconfig "$KC" --cache-dir "$CTMP/cache" \
+        --request-timeout=10s get namespaces
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *kube-system* ]]
+}
+
+@test "trickling clients: started (checked by the last test, a minute on)" {
+    # a byte a second in the request line, the headers, the body: each byte
+    # would reset an idle timer, the deadlines are totals
+    { $CLIENT trickle; echo "exit $?"; } >"$CTMP/trickle.out" 2>&1 3>&- &
+}
+
 @test "body over 3 MiB announced: 413 with kube-apiserver's text, unread" {
     run $CLIENT too-large-announced
     echo "$output"
@@ -79,4 +95,13 @@ k() {
     run k create configmap big --from-file=value="$CTMP/value"
     [ "$status" -eq 0 ]
     [ "$(k get configmap big -o jsonpath='{.data.value}' | wc -c)" -eq 1000000 ]
+}
+
+@test "trickling clients were cut off by their deadlines" {
+    for _ in $(seq 1 120); do
+        grep -q '^exit ' "$CTMP/trickle.out" && break
+        sleep 1
+    done
+    cat "$CTMP/trickle.out"
+    grep -qx 'exit 0' "$CTMP/trickle.out"
 }

@@ -10,7 +10,9 @@ import json
 import select
 import socket
 import ssl
+import subprocess
 import sys
+import threading
 import time
 
 
@@ -199,6 +201,89 @@ def check_body_budget(server, count="30"):
         sock.close()
     print(f"{busy} of {count} refused with 429; other answers: {other}")
     return busy > 0 and not other
+
+
+def trickle(server, first, then, limit):
+    """Sends `first` at once, then `then` a byte a second; the seconds until
+    the server closed the connection (None: still open after `limit`)."""
+    sock = server.connect(timeout=limit + 10)
+    start = time.monotonic()
+    sock.sendall(first)
+    sock.settimeout(1)
+    for i in range(int(limit)):
+        try:
+            if sock.recv(4096) == b"":
+                return time.monotonic() - start
+        except socket.timeout:
+            pass
+        except OSError:
+            return time.monotonic() - start
+        try:
+            sock.sendall(then[i % len(then):i % len(then) + 1])
+        except OSError:
+            return time.monotonic() - start
+    return None
+
+
+def check_trickle(server):
+    """Clients that send a byte a second (each byte resets an idle timer):
+    cut off by their deadline all the same, in the headers (32 s, as
+    kube-apiserver's ReadHeaderTimeout) and in the body (60 s, as its
+    request timeout). Run side by side."""
+    body_headers = authorized_headers(server, "PUT", "/api/v1/namespaces/default/configmaps/t",
+                                      b"Content-Length: 100000\r\n")
+    cases = {
+        "request line": (b"", b"GET /api/v1/namespaces HTTP/1.1\r\nX-Pad: " + b"a" * 200, 32),
+        "headers": (b"GET /api HTTP/1.1\r\n", b"X-Pad: " + b"a" * 200, 32),
+        "body": (body_headers, b"{" + b" " * 200, 60),
+    }
+    results = {}
+
+    def run(name, first, then, deadline):
+        results[name] = trickle(server, first, then, deadline + 15)
+
+    threads = [threading.Thread(target=run, args=(name, *case)) for name, case in cases.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ok = True
+    for name, (_, _, deadline) in cases.items():
+        took = results[name]
+        print(f"{name}: " + (f"closed after {took:.1f}s (deadline {deadline}s)" if took
+                             else f"still open after {deadline + 15}s"))
+        # not sooner either: cut by its deadline, not by something else
+        ok &= took is not None and deadline - 2 < took < deadline + 5
+    return ok
+
+
+def check_flood(server, count, *command):
+    """Holds `count` connections that never send a byte (more than the
+    server serves at once) and runs `command` (kubectl, with the token)
+    meanwhile: it must work."""
+    socks = []
+    for _ in range(int(count)):
+        try:
+            socks.append(socket.create_connection((server.host, server.port), timeout=5))
+        except OSError:
+            break
+    time.sleep(0.5)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    closed = 0
+    for sock in socks:
+        sock.setblocking(False)
+        try:
+            if sock.recv(1) == b"":
+                closed += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+        sock.close()
+    print(f"held {len(socks)} idle connections, {closed} of them closed by the server;"
+          f" {' '.join(command[:2])}... exited {result.returncode}")
+    print(result.stdout + result.stderr)
+    return result.returncode == 0
 
 
 def main():
