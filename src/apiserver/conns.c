@@ -1,4 +1,5 @@
 /* The API server's connections and their monitor thread (conns_internal.h). */
+#define _GNU_SOURCE /* POLLRDHUP: a peer that hung up, told from one that sent data */
 #include "apiserver/conns_internal.h"
 
 #include <errno.h>
@@ -29,6 +30,8 @@ struct as_conn {
     bool authenticated;
     bool closing; /* shut down by us: past its deadline, or evicted */
     bool linger;
+    as_watch *watch;
+    bool watch_cancelled;
 };
 
 struct as_conns {
@@ -74,6 +77,13 @@ static void set_deadline(as_conns *t, as_conn *c, long long deadline)
     if (deadline && deadline < t->next_look) wake_monitor(t);
 }
 
+static as_conn *find(as_conns *t, unsigned long long id)
+{
+    for (as_conn *c = t->head; c; c = c->next)
+        if (c->id == id) return c;
+    return NULL;
+}
+
 /* Past-deadline connections closed; returns when the next deadline is. */
 static long long expire(as_conns *t, long long now)
 {
@@ -88,24 +98,76 @@ static long long expire(as_conns *t, long long now)
     return next;
 }
 
+typedef struct poll_set {
+    struct pollfd *fds;
+    unsigned long long *ids;
+    size_t n, cap;
+} poll_set;
+
+/* The wake pipe, then the socket of every watch still streaming. Needs
+ * the lock. */
+static int collect(as_conns *t, poll_set *p)
+{
+    size_t want = 1;
+    for (as_conn *c = t->head; c; c = c->next)
+        want += c->watch && !c->watch_cancelled;
+    if (want > p->cap) {
+        struct pollfd *fds = realloc(p->fds, want * sizeof *fds);
+        if (fds) p->fds = fds;
+        unsigned long long *ids = realloc(p->ids, want * sizeof *ids);
+        if (ids) p->ids = ids;
+        if (!fds || !ids) return -1;
+        p->cap = want;
+    }
+    p->fds[0] = (struct pollfd){.fd = t->wake[0], .events = POLLIN};
+    p->n = 1;
+    for (as_conn *c = t->head; c; c = c->next) {
+        if (!c->watch || c->watch_cancelled) continue;
+        /* only a hang-up: a watch's client sends nothing we would read */
+        p->fds[p->n] = (struct pollfd){.fd = c->fd, .events = POLLRDHUP};
+        p->ids[p->n++] = c->id;
+    }
+    return 0;
+}
+
+/* Watches whose clients hung up are cancelled. Needs the lock. A
+ * connection gone meanwhile is not in the table any more: its socket
+ * number may be another's by now, and is left alone. */
+static void hang_ups(as_conns *t, const poll_set *p)
+{
+    for (size_t i = 1; i < p->n; i++) {
+        if (!(p->fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
+        as_conn *c = find(t, p->ids[i]);
+        if (!c || !c->watch || c->watch_cancelled) continue;
+        c->watch_cancelled = true;
+        as_watch_cancel(c->watch);
+    }
+}
+
 static void *monitor(void *arg)
 {
     as_conns *t = arg;
+    poll_set p = {0};
     pthread_mutex_lock(&t->lock);
     while (!t->stopping) {
         long long now = now_ms();
         t->next_look = expire(t, now);
+        if (collect(t, &p) != 0) p.n = 1;
         int timeout = (int)(t->next_look - now);
         pthread_mutex_unlock(&t->lock);
-        struct pollfd wake = {.fd = t->wake[0], .events = POLLIN};
-        int ready = poll(&wake, 1, timeout < 0 ? 0 : timeout);
+        int ready = poll(p.fds, p.n, timeout < 0 ? 0 : timeout);
         pthread_mutex_lock(&t->lock);
         if (ready <= 0) continue;
-        char buf[64];
-        while (read(t->wake[0], buf, sizeof buf) > 0)
-            ;
+        if (p.fds[0].revents & POLLIN) {
+            char buf[64];
+            while (read(t->wake[0], buf, sizeof buf) > 0)
+                ;
+        }
+        hang_ups(t, &p);
     }
     pthread_mutex_unlock(&t->lock);
+    free(p.fds);
+    free(p.ids);
     return NULL;
 }
 
@@ -258,6 +320,23 @@ void as_conns_authenticated(as_conns *t, as_conn *c)
     pthread_mutex_lock(&t->lock);
     if (!c->authenticated && !c->closing) t->unauthenticated--;
     c->authenticated = true;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void as_conns_watch(as_conns *t, as_conn *c, as_watch *w)
+{
+    pthread_mutex_lock(&t->lock);
+    c->watch = w;
+    c->watch_cancelled = false;
+    wake_monitor(t); /* to poll its socket */
+    pthread_mutex_unlock(&t->lock);
+}
+
+void as_conns_unwatch(as_conns *t, const as_watch *w)
+{
+    pthread_mutex_lock(&t->lock);
+    for (as_conn *c = t->head; c; c = c->next)
+        if (c->watch == w) c->watch = NULL;
     pthread_mutex_unlock(&t->lock);
 }
 

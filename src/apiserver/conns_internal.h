@@ -1,10 +1,11 @@
 /* The API server's connections as its limits see them (server.c adds one
  * entry per connection): how long each may take to send its request,
- * and whether it has shown the token.
+ * whether it has shown the token, and the watch it streams.
  *
  * A monitor thread closes (shutdown(2): the connection's own thread sees
  * the end and lets it go) a connection past its deadline, however slowly
- * it trickles bytes.
+ * it trickles bytes; and cancels a watch as soon as its client hangs up,
+ * instead of at the next event the watch would have written.
  *
  * Connections that have not shown the token hold at most a few slots:
  * when one more arrives, the one of them that has waited longest is
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "apiserver/routes.h"
 #include "util/error.h"
 
 typedef struct as_conns as_conns;
@@ -55,6 +57,11 @@ void as_conns_linger(as_conns *t, as_conn *c);
 void as_conns_phase(as_conns *t, as_conn *c, as_conn_phase phase);
 /* A request on c carried the token. */
 void as_conns_authenticated(as_conns *t, as_conn *c);
+
+/* c streams watch w: cancelled (as_watch_cancel) when the client hangs up.
+ * as_conns_unwatch before w is freed (c may be gone by then). */
+void as_conns_watch(as_conns *t, as_conn *c, as_watch *w);
+void as_conns_unwatch(as_conns *t, const as_watch *w);
 
 /* How many connections there are, and how many of them have not shown the
  * token (closing ones not counted). */

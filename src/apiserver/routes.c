@@ -180,6 +180,20 @@ static bool openapi(const as_request *req, as_response *resp)
     return true;
 }
 
+/* kube-apiserver's /metrics, of what the limits need seen: the watches
+ * being streamed. */
+static void metrics(as_response *resp)
+{
+    char *text = as_watch_metrics();
+    if (!text) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    set_text(resp, 200, text);
+    free(text);
+    resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
 void as_response_free(as_response *resp)
 {
     free(resp->body);
@@ -199,6 +213,10 @@ void as_route(as_api *api, const as_request *req, as_response *resp)
     if (get && (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/readyz") == 0 ||
                 strcmp(req->path, "/livez") == 0)) {
         set_text(resp, 200, "ok");
+        return;
+    }
+    if (get && strcmp(req->path, "/metrics") == 0) {
+        metrics(resp);
         return;
     }
     if (get && discovery(req, resp)) return;

@@ -63,5 +63,10 @@ int as_api_handle(as_api *api, const as_request *req, as_response *resp);
  * the stream has ended. */
 size_t as_watch_read(as_watch *w, char *buf, size_t size);
 void as_watch_free(as_watch *w);
+/* The Prometheus text of /metrics: the watches being streamed. */
+char *as_watch_metrics(void);
+/* Ends the stream from another thread (its client has hung up): a reader
+ * blocked in as_watch_read returns 0 at once. */
+void as_watch_cancel(as_watch *w);
 
 #endif

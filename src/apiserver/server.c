@@ -87,26 +87,53 @@ static void blob_done(void *cls)
     as_blob_unref(cls);
 }
 
+/* A watch streamed on a connection. */
+typedef struct watch_stream {
+    as_server *server;
+    as_watch *watch;
+} watch_stream;
+
 static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
-    size_t n = as_watch_read(cls, buf, max);
+    watch_stream *ws = cls;
+    size_t n = as_watch_read(ws->watch, buf, max);
     return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
 static void watch_done(void *cls)
 {
-    as_watch_free(cls);
+    watch_stream *ws = cls;
+    as_conns_unwatch(ws->server->conns, ws->watch);
+    as_watch_free(ws->watch);
+    free(ws);
 }
 
-static enum MHD_Result respond(struct MHD_Connection *c, as_response *r)
+/* A watch's response: its bytes come from the watch as they happen; the
+ * connection's monitor cancels it when the client hangs up. */
+static struct MHD_Response *watch_response(as_server *s, struct MHD_Connection *c, as_watch *w)
+{
+    watch_stream *ws = malloc(sizeof *ws);
+    struct MHD_Response *resp = ws ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
+                                                                       watch_reader, ws, watch_done)
+                                   : NULL;
+    if (!resp) {
+        free(ws);
+        return NULL;
+    }
+    *ws = (watch_stream){s, w};
+    /* a watch is idle by nature; its own deadline ends it */
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+    as_conn *conn = conn_of(c);
+    if (conn) as_conns_watch(s->conns, conn, w);
+    return resp;
+}
+
+static enum MHD_Result respond(as_server *s, struct MHD_Connection *c, as_response *r)
 {
     struct MHD_Response *resp;
     if (r->watch) {
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, watch_reader,
-                                                 r->watch, watch_done);
-        /* a watch is idle by nature; its own deadline ends it */
-        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+        resp = watch_response(s, c, r->watch);
     } else if (r->blob) {
         resp = MHD_create_response_from_buffer_with_free_callback_cls(r->blob->len, r->blob->text,
                                                                       blob_done, r->blob);
@@ -176,7 +203,7 @@ static enum MHD_Result refuse(as_server *s, struct MHD_Connection *c, request_st
     as_response r;
     as_status(&r, code, reason, message);
     refusing(s, c, st);
-    return respond(c, &r);
+    return respond(s, c, &r);
 }
 
 /* NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)) */
@@ -280,7 +307,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                           .query_ctx = c};
         as_route(s->api, &req, &r);
     }
-    return respond(c, &r);
+    return respond(s, c, &r);
 }
 
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,

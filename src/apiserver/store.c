@@ -576,6 +576,11 @@ bool as_store_wait(as_store *s, const struct timespec *deadline)
     return !s->shutting_down;
 }
 
+void as_store_wake_watchers(as_store *s)
+{
+    pthread_cond_broadcast(&s->changed);
+}
+
 void as_store_shutdown(as_store *s)
 {
     pthread_mutex_lock(&s->lock);

@@ -144,6 +144,9 @@ uint64_t as_store_oldest_rv(const as_store *s);
 bool as_store_wait(as_store *s, const struct timespec *deadline);
 /* Wakes every watcher for good (server stopping). */
 void as_store_shutdown(as_store *s);
+/* Wakes every watcher, to look again at its own state (one was cancelled).
+ * Needs the lock. */
+void as_store_wake_watchers(as_store *s);
 
 /* The field-selector fields of a resource, NULL-terminated. */
 const char *const *as_store_selectable_fields(const as_resource *r);

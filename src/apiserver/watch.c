@@ -3,6 +3,8 @@
  *
  * A watch reads the store's event history from a position; it never holds
  * the store lock while the server writes to the network. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,37 @@ struct as_watch {
     as_blob **initial; /* the synthetic ADDED events of resourceVersion=0 */
     size_t initial_count, initial_next;
     bool ended;
+    atomic_bool cancelled;           /* set by another thread: as_watch_cancel */
+    as_watch *live_prev, *live_next; /* under live_lock, once streaming */
+    bool live;
 };
+
+/* Every watch being streamed: /metrics counts them
+ * (apiserver_longrunning_requests), so a test sees one freed. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static as_watch *live_head;
+
+static void live_add(as_watch *w)
+{
+    pthread_mutex_lock(&live_lock);
+    w->live_next = live_head;
+    if (live_head) live_head->live_prev = w;
+    live_head = w;
+    w->live = true;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(as_watch *w)
+{
+    if (!w->live) return;
+    pthread_mutex_lock(&live_lock);
+    if (w->live_prev)
+        w->live_prev->live_next = w->live_next;
+    else
+        live_head = w->live_next;
+    if (w->live_next) w->live_next->live_prev = w->live_prev;
+    pthread_mutex_unlock(&live_lock);
+}
 
 static const char *const type_names[] = {"ADDED", "MODIFIED", "DELETED"};
 
@@ -164,6 +196,7 @@ static void next_event(as_watch *w)
     as_store *s = w->api->store;
     as_store_lock(s);
     for (;;) {
+        if (atomic_load(&w->cancelled)) break;
         if (as_store_event_gone(s, w->pos)) {
             uint64_t oldest = as_store_oldest_rv(s);
             as_store_unlock(s);
@@ -208,6 +241,7 @@ static void next_event(as_watch *w)
 
 size_t as_watch_read(as_watch *w, char *buf, size_t size)
 {
+    if (atomic_load(&w->cancelled)) return 0; /* nobody reads it any more */
     while (w->out_off == w->out_len) {
         if (w->ended) return 0;
         next_event(w);
@@ -220,9 +254,19 @@ size_t as_watch_read(as_watch *w, char *buf, size_t size)
     return n;
 }
 
+void as_watch_cancel(as_watch *w)
+{
+    as_store *s = w->api->store;
+    as_store_lock(s); /* so that a reader about to wait sees it first */
+    atomic_store(&w->cancelled, true);
+    as_store_wake_watchers(s);
+    as_store_unlock(s);
+}
+
 void as_watch_free(as_watch *w)
 {
     if (!w) return;
+    live_remove(w);
     kube_label_selector_free(w->labels);
     kube_field_selector_free(w->fields);
     for (size_t i = w->initial_next; i < w->initial_count; i++)
@@ -296,4 +340,46 @@ void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_respo
     resp->status = 200;
     resp->content_type = "application/json";
     resp->watch = w;
+    live_add(w);
+}
+
+/* The watches being streamed, per resource and scope, as kube-apiserver's
+ * gauge (apiserver/pkg/endpoints/metrics: apiserver_longrunning_requests,
+ * labels sorted as Prometheus writes them). */
+char *as_watch_metrics(void)
+{
+    size_t n;
+    const as_resource *rs = as_resources(&n);
+    size_t *counts = calloc(2 * n + 1, sizeof *counts); /* [resource][cluster, namespace] */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = counts ? open_memstream(&text, &len) : NULL;
+    if (!out) {
+        free(counts);
+        return NULL;
+    }
+    pthread_mutex_lock(&live_lock);
+    for (const as_watch *w = live_head; w; w = w->live_next)
+        counts[2 * (size_t)(w->resource - rs) + (w->ns[0] != '\0')]++;
+    pthread_mutex_unlock(&live_lock);
+    fputs("# HELP apiserver_longrunning_requests [STABLE] Gauge of all active long-running "
+          "apiserver requests broken out by verb, group, version, resource, scope and component. "
+          "Not all requests are tracked this way.\n"
+          "# TYPE apiserver_longrunning_requests gauge\n",
+          out);
+    static const char *const scopes[] = {"cluster", "namespace"};
+    for (size_t i = 0; i < 2 * n; i++)
+        if (counts[i])
+            fprintf(out,
+                    "apiserver_longrunning_requests{component=\"apiserver\",group=\"%s\","
+                    "resource=\"%s\",scope=\"%s\",subresource=\"\",verb=\"WATCH\","
+                    "version=\"%s\"} %zu\n",
+                    rs[i / 2].group, rs[i / 2].resource, scopes[i % 2], rs[i / 2].version,
+                    counts[i]);
+    free(counts);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }

@@ -97,6 +97,12 @@ k() {
     [ "$(k get configmap big -o jsonpath='{.data.value}' | wc -c)" -eq 1000000 ]
 }
 
+@test "dropped watches are freed at once, not at the next event" {
+    run $CLIENT dropped-watches 200 "$(cat "$CTMP/pid")"
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
 @test "trickling clients were cut off by their deadlines" {
     for _ in $(seq 1 120); do
         grep -q '^exit ' "$CTMP/trickle.out" && break

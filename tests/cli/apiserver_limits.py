@@ -286,6 +286,63 @@ def check_flood(server, count, *command):
     return result.returncode == 0
 
 
+def get(server, path):
+    sock = server.connect()
+    sock.sendall(authorized_headers(server, "GET", path, b"Connection: close\r\n"))
+    code, data = read_response(sock, 10)
+    sock.close()
+    return code, data.split(b"\r\n\r\n", 1)[-1].decode()
+
+
+def watches_open(server):
+    """The server's count of watches it streams (its /metrics gauge)."""
+    code, text = get(server, "/metrics")
+    if code != 200:
+        raise SystemExit(f"/metrics answered {code}")
+    return sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("apiserver_longrunning_requests{") and 'verb="WATCH"' in line)
+
+
+def threads_of(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    return None
+
+
+def check_dropped_watches(server, count, pid):
+    """Opens `count` watches, then hangs up on all of them: the server must
+    free them at once (its watch count and its threads back to where they
+    were), not at the next event or at the watches' timeout."""
+    count = int(count)
+    base_watches, base_threads = watches_open(server), threads_of(pid)
+    socks = []
+    for i in range(count):
+        sock = server.connect()
+        path = "/api/v1/pods?watch=true" if i % 2 else \
+            "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0"
+        sock.sendall(authorized_headers(server, "GET", path))
+        code, _ = read_status_line(sock, 10)
+        if code != 200:
+            print(f"watch {i} answered {code}")
+            return False
+        socks.append(sock)
+    during = watches_open(server)
+    for sock in socks:
+        sock.close()
+    after, threads = during, None
+    for _ in range(50):
+        time.sleep(0.1)
+        after, threads = watches_open(server), threads_of(pid)
+        if after == base_watches and threads <= base_threads + 2:
+            break
+    print(f"watches: {base_watches} before, {during} open, {after} after hanging up;"
+          f" server threads: {base_threads} before, {threads} after")
+    return during == base_watches + count and after == base_watches and \
+        threads <= base_threads + 2
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__.strip(), file=sys.stderr)
