@@ -84,6 +84,11 @@ typedef struct as_store as_store;
  * watches (0 picks the default). */
 as_store *as_store_open(const char *path, size_t history, gp_error *err);
 void as_store_close(as_store *s);
+/* The write-ahead log is folded back into the database, and truncated, as
+ * soon as it holds more than this (default 32 MiB), by the writer between
+ * two commits: it stays bounded however steady the writes. Tests set a
+ * small one. Before any write. */
+void as_store_set_wal_limit(as_store *s, size_t bytes);
 
 void as_store_lock(as_store *s);
 void as_store_unlock(as_store *s);
