@@ -13,6 +13,7 @@
 
 #include "apiserver/conns_internal.h"
 #include "apiserver/routes.h"
+#include "apiserver/tls.h"
 #include "util/buf.h"
 
 struct as_server {
@@ -382,8 +383,8 @@ as_server *as_server_start(const as_server_options *opt, gp_error *err)
     s->daemon = MHD_start_daemon(
         MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL, NULL,
         handle, s, MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_HTTPS_MEM_KEY, opt->key_pem,
-        MHD_OPTION_HTTPS_MEM_CERT, opt->cert_pem, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+        MHD_OPTION_HTTPS_MEM_CERT, opt->cert_pem, MHD_OPTION_HTTPS_PRIORITIES, AS_TLS_PRIORITIES,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(conn_limits.idle_ms / 1000), MHD_OPTION_NOTIFY_CONNECTION, connection_event, s,
         MHD_OPTION_URI_LOG_CALLBACK, request_started, s, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, s, MHD_OPTION_END);

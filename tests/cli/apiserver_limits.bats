@@ -103,6 +103,12 @@ k() {
     [ "$status" -eq 0 ]
 }
 
+@test "TLS 1.2 and 1.3 only, as kube-apiserver: 1.0 and 1.1 are refused" {
+    run $CLIENT tls-versions
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
 @test "trickling clients were cut off by their deadlines" {
     for _ in $(seq 1 120); do
         grep -q '^exit ' "$CTMP/trickle.out" && break

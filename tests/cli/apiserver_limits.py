@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 
 def load_kubeconfig(path):
@@ -341,6 +342,39 @@ def check_dropped_watches(server, count, pid):
           f" server threads: {base_threads} before, {threads} after")
     return during == base_watches + count and after == base_watches and \
         threads <= base_threads + 2
+
+
+def handshake(server, version):
+    """The protocol version a handshake offering only `version` ends in,
+    or the error it ends with."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    # OpenSSL 3 refuses TLS 1.0 and 1.1 itself at its default level: the
+    # client must offer them for the server to be the one that refuses
+    ctx.set_ciphers("DEFAULT@SECLEVEL=0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # what 1.0 and 1.1 are
+        ctx.minimum_version = ctx.maximum_version = version
+    try:
+        with socket.create_connection((server.host, server.port), timeout=10) as raw:
+            with ctx.wrap_socket(raw) as sock:
+                return sock.version()
+    except (ssl.SSLError, OSError) as e:
+        return f"refused ({e.__class__.__name__})"
+
+
+def check_tls_versions(server):
+    """TLS 1.2 and 1.3 are spoken; 1.0 and 1.1 refused, as by
+    kube-apiserver (MinVersion: tls.VersionTLS12)."""
+    want = {ssl.TLSVersion.TLSv1: None, ssl.TLSVersion.TLSv1_1: None,
+            ssl.TLSVersion.TLSv1_2: "TLSv1.2", ssl.TLSVersion.TLSv1_3: "TLSv1.3"}
+    ok = True
+    for version, expected in want.items():
+        got = handshake(server, version)
+        print(f"{version.name}: {got}")
+        ok &= got == expected if expected else got.startswith("refused")
+    return ok
 
 
 def main():
