@@ -24,7 +24,10 @@ typedef struct as_response {
 
 typedef struct as_request {
     const char *method;
-    const char *path;         /* without the query string */
+    const char *path; /* without the query string, decoded */
+    /* The bytes of path when it holds a NUL byte (a %00 decoded): path is
+     * then not a C string. 0 otherwise. */
+    size_t path_len;
     const char *accept;       /* the Accept header, or NULL */
     const char *host;         /* the Host header, or NULL */
     const char *content_type; /* or NULL */

@@ -69,6 +69,8 @@ static bool authorized(struct MHD_Connection *c, const as_server *s)
 
 /* What one request accumulates across MHD's calls. */
 typedef struct request_state {
+    char **decoded; /* query values decoded for the handler, freed at the end */
+    size_t decoded_count;
     gp_buf body;      /* max MAX_BODY_BYTES */
     size_t held;      /* what body holds of the budget (its capacity) */
     bool refused;     /* answered before its body was read */
@@ -152,9 +154,69 @@ static enum MHD_Result respond(as_server *s, struct MHD_Connection *c, as_respon
     return ok;
 }
 
+/* MHD decodes %XX itself, and a %00 ends the C string it hands over:
+ * .../configmaps/foo%00bar would reach the handler as .../configmaps/foo,
+ * another object. So MHD keeps the text as it came (this changes nothing)
+ * and the server decodes it, where a NUL byte is seen. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+/* text decoded (its %XX), malloc'd; *len its bytes, NUL ones included */
+static char *decoded(const char *text, size_t *len)
+{
+    char *d = strdup(text);
+    if (d) *len = MHD_http_unescape(d);
+    return d;
+}
+
+typedef struct query_ctx {
+    struct MHD_Connection *c;
+    request_state *st;
+} query_ctx;
+
+/* A query parameter, decoded (none holds a NUL: refused before). */
 static const char *query_value(void *ctx, const char *key)
 {
-    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
+    query_ctx *q = ctx;
+    const char *raw = MHD_lookup_connection_value(q->c, MHD_GET_ARGUMENT_KIND, key);
+    if (!raw || !strchr(raw, '%')) return raw;
+    request_state *st = q->st;
+    char **more = realloc(st->decoded, (st->decoded_count + 1) * sizeof *more);
+    if (!more) return NULL;
+    st->decoded = more;
+    size_t len;
+    return st->decoded[st->decoded_count++] = decoded(raw, &len);
+}
+
+static enum MHD_Result find_nul(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    (void)kind;
+    const char **found = cls;
+    const char *texts[] = {key, value};
+    for (size_t i = 0; i < 2; i++) {
+        size_t len;
+        char *d = texts[i] ? decoded(texts[i], &len) : NULL;
+        bool nul = d && strlen(d) != len;
+        free(d);
+        if (nul) {
+            *found = key;
+            return MHD_NO;
+        }
+    }
+    return MHD_YES;
+}
+
+/* The query parameter whose name or value holds a NUL byte, or NULL. */
+static const char *query_with_nul(struct MHD_Connection *c)
+{
+    const char *found = NULL;
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, find_nul, &found);
+    return found;
 }
 
 /* Room for `more` bytes of body, within the server's budget for bodies;
@@ -247,6 +309,42 @@ static enum MHD_Result expect_body(struct MHD_Connection *c, as_server *s, reque
     return MHD_YES;
 }
 
+/* The whole request is in: the API answers. */
+static enum MHD_Result answer(as_server *s, struct MHD_Connection *c, request_state *st,
+                              const char *url, const char *method)
+{
+    as_response r;
+    if (gp_buf_failed(&st->body)) {
+        as_status(&r, 500, "InternalError", "out of memory");
+        return respond(s, c, &r);
+    }
+    const char *bad = query_with_nul(c);
+    if (bad) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "query parameter %.64s: a NUL byte (%%00) is not allowed", bad);
+        as_status(&r, 400, "BadRequest", msg);
+        return respond(s, c, &r);
+    }
+    size_t path_len;
+    char *path = decoded(url, &path_len);
+    if (!path) return MHD_NO;
+    query_ctx q = {c, st};
+    as_request req = {.method = method,
+                      .path = path,
+                      .path_len = strlen(path) != path_len ? path_len : 0,
+                      .accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"),
+                      .host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"),
+                      .content_type =
+                          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
+                      .body = st->body.data,
+                      .body_len = st->body.len,
+                      .query = query_value,
+                      .query_ctx = &q};
+    as_route(s->api, &req, &r);
+    free(path);
+    return respond(s, c, &r);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls)
@@ -292,25 +390,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (st->refusal == 429) return refuse_busy(s, c, st);
     as_conn *conn = conn_of(c);
     if (conn) as_conns_phase(s->conns, conn, AS_CONN_ANSWERING);
-    as_response r;
-    if (gp_buf_failed(&st->body)) {
-        as_status(&r, 500, "InternalError", "out of memory");
-    } else {
-        as_request req = {.method = method,
-                          .path = url,
-                          .accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"),
-                          .host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"),
-                          .content_type =
-                              MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
-                          .body = st->body.data,
-                          .body_len = st->body.len,
-                          .query = query_value,
-                          .query_ctx = c};
-        as_route(s->api, &req, &r);
-    }
-    return respond(s, c, &r);
+    return answer(s, c, st, url, method);
 }
-
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                               enum MHD_RequestTerminationCode why)
 {
@@ -321,6 +402,9 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
     request_state *st = *con_cls;
     if (!st) return;
     drop_body(s, st);
+    for (size_t i = 0; i < st->decoded_count; i++)
+        free(st->decoded[i]);
+    free(st->decoded);
     free(st);
     *con_cls = NULL;
 }
@@ -386,8 +470,8 @@ as_server *as_server_start(const as_server_options *opt, gp_error *err)
         MHD_OPTION_HTTPS_MEM_CERT, opt->cert_pem, MHD_OPTION_HTTPS_PRIORITIES, AS_TLS_PRIORITIES,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(conn_limits.idle_ms / 1000), MHD_OPTION_NOTIFY_CONNECTION, connection_event, s,
-        MHD_OPTION_URI_LOG_CALLBACK, request_started, s, MHD_OPTION_NOTIFY_COMPLETED,
-        request_completed, s, MHD_OPTION_END);
+        MHD_OPTION_URI_LOG_CALLBACK, request_started, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped,
+        NULL, MHD_OPTION_NOTIFY_COMPLETED, request_completed, s, MHD_OPTION_END);
     if (!s->daemon) {
         gp_error_set(err, NULL, 0, 0, "cannot listen on %s:%u (in use?)", host,
                      (unsigned)opt->port);

@@ -109,6 +109,34 @@ k() {
     [ "$status" -eq 0 ]
 }
 
+@test "a NUL byte (%00) in a name: NotFound for that name, never the name cut at it" {
+    k create configmap nul
+    run k get --raw '/api/v1/namespaces/default/configmaps/nul%00x'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'configmaps "nul\x00x" not found'* ]]
+    run k delete --raw '/api/v1/namespaces/default/configmaps/nul%00'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'configmaps "nul\x00" not found'* ]]
+    run k get configmap nul -o name
+    [ "$output" = configmap/nul ]
+}
+
+@test "a NUL byte in a query parameter is refused, not cut" {
+    run k get --raw '/api/v1/namespaces/default/configmaps?labelSelector=a%3Db%00'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'BadRequest'*'labelSelector'* ]]
+}
+
+@test "a NUL byte (\\u0000) in a name in the body is refused, nothing stored" {
+    printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"in\\u0000body"}}' \
+        >"$CTMP/nul.json"
+    run k create --raw /api/v1/namespaces/default/configmaps -f "$CTMP/nul.json"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *BadRequest* || "$output" == *Invalid* ]]
+    run k get configmaps -o name
+    [[ "$output" != *in* ]]
+}
+
 @test "trickling clients were cut off by their deadlines" {
     for _ in $(seq 1 120); do
         grep -q '^exit ' "$CTMP/trickle.out" && break
