@@ -16,8 +16,8 @@
 /* Without timeoutSeconds kube-apiserver ends a watch after
  * --min-request-timeout (1800 s) times a random factor in [1, 2). */
 #define DEFAULT_WATCH_SECONDS 1800
-/* With allowWatchBookmarks, an idle watch hears the current
- * resourceVersion this often (the real cache sends one about every minute). */
+/* With allowWatchBookmarks, a watch hears the current resourceVersion
+ * about this often (kube-apiserver's cache: bookmarkFrequency). */
 #define BOOKMARK_SECONDS 60
 
 struct as_watch {
@@ -26,9 +26,11 @@ struct as_watch {
     char ns[254];
     kube_label_selector *labels;
     kube_field_selector *fields;
-    bool table, table_header_sent, bookmarks;
-    long long pos; /* next event in the store's history */
-    uint64_t rv;   /* the last resourceVersion the client has seen */
+    bool table, table_header_sent;
+    bool bookmark_due; /* allowWatchBookmarks, and one more is to come */
+    long long pos;     /* next event in the store's history */
+    uint64_t rv;       /* the last resourceVersion the client has seen */
+    uint64_t from;     /* the resourceVersion the watch started from */
     struct timespec deadline, next_bookmark;
     char *out; /* bytes waiting to go out */
     size_t out_len, out_off;
@@ -172,6 +174,11 @@ static bool past(const struct timespec *t)
     return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
 
+static bool earlier(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 static struct timespec after_seconds(long long s)
 {
     /* timeoutSeconds is the client's int64: a year is "never" for a watch,
@@ -181,6 +188,20 @@ static struct timespec after_seconds(long long s)
     clock_gettime(CLOCK_MONOTONIC, &t);
     t.tv_sec += (time_t)(s > year ? year : s);
     return t;
+}
+
+/* When the next bookmark is due, as kube-apiserver's cache watcher has it
+ * (nextBookmarkTime in apiserver/pkg/storage/cacher/cache_watcher.go):
+ * about a minute on, or 2 s before the watch's deadline when that comes
+ * sooner (a client that starts again then starts as late as it can);
+ * none once that is past. */
+static void schedule_bookmark(as_watch *w)
+{
+    struct timespec next = after_seconds(BOOKMARK_SECONDS), before_end = w->deadline;
+    before_end.tv_sec -= 2;
+    if (earlier(&before_end, &next)) next = before_end;
+    w->next_bookmark = next;
+    if (past(&next)) w->bookmark_due = false;
 }
 
 /* Fills w->out with the next event, waiting for one; sets w->ended when the
@@ -221,18 +242,23 @@ static void next_event(as_watch *w)
             return;
         }
         if (past(&w->deadline)) break;
-        if (w->bookmarks && past(&w->next_bookmark)) {
+        if (w->bookmark_due && past(&w->next_bookmark)) {
             /* every event up to here has been seen: none is on its way
              * to the disk with a smaller rv */
             uint64_t published = as_store_published_rv(s);
+            schedule_bookmark(w);
+            /* only a bookmark past the version the watch started from (the
+             * cache watcher's process() sends none at or below it): none
+             * while a watch from a version in the future waits for the
+             * store to reach it */
+            if (published <= w->from) continue;
             if (published > w->rv) w->rv = published;
-            w->next_bookmark = after_seconds(BOOKMARK_SECONDS);
             as_store_unlock(s);
             emit_bookmark(w);
             return;
         }
         const struct timespec *until = &w->deadline;
-        if (w->bookmarks && (w->next_bookmark.tv_sec < until->tv_sec)) until = &w->next_bookmark;
+        if (w->bookmark_due && earlier(&w->next_bookmark, until)) until = &w->next_bookmark;
         if (!as_store_wait(s, until)) break;
     }
     as_store_unlock(s);
@@ -311,11 +337,11 @@ void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_respo
     snprintf(w->ns, sizeof w->ns, "%s", p->ns);
     w->table = as_wants_table(req);
     const char *bm = as_query(req, "allowWatchBookmarks");
-    w->bookmarks = bm && strcmp(bm, "true") == 0;
+    w->bookmark_due = bm && strcmp(bm, "true") == 0;
     const char *timeout = as_query(req, "timeoutSeconds");
     long long seconds = timeout ? strtoll(timeout, NULL, 10) : 0;
     w->deadline = after_seconds(seconds > 0 ? seconds : DEFAULT_WATCH_SECONDS);
-    w->next_bookmark = after_seconds(BOOKMARK_SECONDS);
+    if (w->bookmark_due) schedule_bookmark(w);
     const char *rv_text = as_query(req, "resourceVersion");
     as_store *s = api->store;
     as_store_lock(s);
@@ -332,10 +358,16 @@ void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_respo
             as_error_bad_request(resp, "resourceVersion: Invalid value: not a number");
             return;
         }
+        /* A version the store has not reached is served as any other:
+         * the events up to it are skipped, and the watch waits. So does
+         * kube-apiserver 1.32's watch cache (getAllEventsSinceLocked checks
+         * for too old only); only a watch with sendInitialEvents waits for
+         * the version, 3 s, then ends in "Too large resource version". */
         w->rv = rv;
         w->pos = as_store_events_since(s, rv);
         if (w->pos < 0) emit_expired(w, rv, as_store_oldest_rv(s));
     }
+    w->from = w->rv;
     as_store_unlock(s);
     resp->status = 200;
     resp->content_type = "application/json";

@@ -56,6 +56,48 @@ static as_response get(as_api *api, const char *path, const char *query_text)
     return r;
 }
 
+static uint64_t create_configmap(as_api *api, const char *ns, const char *name)
+{
+    char path[128], body[256];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps", ns);
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"}}", name);
+    as_request req = {.method = "POST",
+                      .path = path,
+                      .accept = "application/json",
+                      .content_type = "application/json",
+                      .body = body,
+                      .body_len = strlen(body)};
+    as_response r;
+    as_route(api, &req, &r);
+    assert_int_equal(r.status, 201);
+    as_response_free(&r);
+    as_store_lock(api->store);
+    uint64_t rv = as_store_rv(api->store);
+    as_store_unlock(api->store);
+    return rv;
+}
+
+/* Everything a watch sends until it ends (its timeout, or the store shut
+ * down). */
+static char *read_all(as_watch *w)
+{
+    size_t cap = 1 << 16, len = 0, n;
+    char *out = malloc(cap);
+    while ((n = as_watch_read(w, out + len, cap - len - 1)) > 0)
+        len += n;
+    out[len] = '\0';
+    return out;
+}
+
+static size_t count(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
 static int setup(void **state)
 {
     gp_error err = {0};
@@ -189,6 +231,67 @@ static void a_cancelled_watch_sends_nothing_more(void **state)
     as_response_free(&w);
 }
 
+/* A watch from a version the store has not reached: kube-apiserver 1.32
+ * serves it as any other, skipping the events up to that version. */
+static void a_watch_from_the_future_skips_events_up_to_it(void **state)
+{
+    as_api *api = *state;
+    uint64_t now = create_configmap(api, "default", "before");
+    char q[96];
+    snprintf(q, sizeof q, "watch=true&resourceVersion=%llu", (unsigned long long)now + 2);
+    as_response w = get(api, "/api/v1/namespaces/default/configmaps", q);
+    assert_int_equal(w.status, 200);
+    assert_non_null(w.watch);
+    create_configmap(api, "default", "one");
+    create_configmap(api, "default", "two");
+    create_configmap(api, "default", "three");
+    as_store_shutdown(api->store);
+    char *text = read_all(w.watch);
+    assert_int_equal(count(text, "\"type\":\"ADDED\""), 1);
+    assert_non_null(strstr(text, "\"name\":\"three\""));
+    free(text);
+    as_response_free(&w);
+}
+
+/* A bookmark tells the client how far the store has gone; kube-apiserver
+ * sends one 2 s before a watch's deadline, but only past what the watch
+ * has seen: a watch of one namespace hears of a write in another. */
+static void a_bookmark_before_the_deadline_moves_the_client_on(void **state)
+{
+    as_api *api = *state;
+    as_response w = get(api, "/api/v1/namespaces/default/configmaps",
+                        "watch=true&allowWatchBookmarks=true&timeoutSeconds=3");
+    assert_non_null(w.watch);
+    uint64_t elsewhere = create_configmap(api, "kube-system", "elsewhere");
+    char *text = read_all(w.watch);
+    assert_int_equal(count(text, "\"type\":\"BOOKMARK\""), 1);
+    char want[64];
+    snprintf(want, sizeof want, "\"resourceVersion\":\"%llu\"", (unsigned long long)elsewhere);
+    assert_non_null(strstr(text, want));
+    assert_null(strstr(text, "ADDED"));
+    free(text);
+    as_response_free(&w);
+}
+
+/* ... and none to a watch from a version the store has not reached: the
+ * store's version is behind it, a bookmark would take the client back. */
+static void no_bookmark_for_a_version_not_reached(void **state)
+{
+    as_api *api = *state;
+    uint64_t now = create_configmap(api, "default", "before");
+    char q[128];
+    snprintf(q, sizeof q,
+             "watch=true&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion=%llu",
+             (unsigned long long)now + 100);
+    as_response w = get(api, "/api/v1/namespaces/default/configmaps", q);
+    assert_int_equal(w.status, 200);
+    create_configmap(api, "kube-system", "elsewhere");
+    char *text = read_all(w.watch);
+    assert_string_equal(text, "");
+    free(text);
+    as_response_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +300,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_refused_watch_is_not_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_ends_a_waiting_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(a_cancelled_watch_sends_nothing_more, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_watch_from_the_future_skips_events_up_to_it, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_bookmark_before_the_deadline_moves_the_client_on, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(no_bookmark_for_a_version_not_reached, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
