@@ -180,6 +180,20 @@ static bool openapi(const as_request *req, as_response *resp)
     return true;
 }
 
+/* kube-apiserver's /metrics, of what the limits need seen: the watches
+ * being streamed. */
+static void metrics(as_response *resp)
+{
+    char *text = as_watch_metrics();
+    if (!text) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    set_text(resp, 200, text);
+    free(text);
+    resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
 void as_response_free(as_response *resp)
 {
     free(resp->body);
@@ -188,9 +202,97 @@ void as_response_free(as_response *resp)
     memset(resp, 0, sizeof *resp);
 }
 
+/* s (n bytes) quoted as Go's %q quotes a string (strconv.Quote), which is
+ * how kube-apiserver's messages show a name: a NUL byte is \x00. Bytes
+ * from 0x80 on are kept (message_string makes bad UTF-8 '?'). */
+static void go_quote(const char *s, size_t n, char *out, size_t size)
+{
+    size_t o = 0;
+    out[o++] = '"';
+    for (size_t i = 0; i < n && o + 6 < size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = c == '"'    ? "\\\""
+                          : c == '\\' ? "\\\\"
+                          : c == '\a' ? "\\a"
+                          : c == '\b' ? "\\b"
+                          : c == '\f' ? "\\f"
+                          : c == '\n' ? "\\n"
+                          : c == '\r' ? "\\r"
+                          : c == '\t' ? "\\t"
+                          : c == '\v' ? "\\v"
+                                      : NULL;
+        if (esc)
+            o += (size_t)snprintf(out + o, size - o, "%s", esc);
+        else if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+}
+
+/* The last segment of a path of n bytes (the one before it with skip 1). */
+static const char *segment_from_end(const char *path, size_t n, size_t skip, size_t *len)
+{
+    size_t end = n;
+    for (;;) {
+        while (end > 0 && path[end - 1] == '/')
+            end--;
+        size_t start = end;
+        while (start > 0 && path[start - 1] != '/')
+            start--;
+        if (skip-- == 0 || start == 0) {
+            *len = end - start;
+            return path + start;
+        }
+        end = start;
+    }
+}
+
+/* A path with a NUL byte (a %00): nothing stored has one in its name or
+ * namespace (names are validated), so an object path answers NotFound as
+ * kube-apiserver answers it, having looked the name up: the name quoted
+ * as Go quotes it, the details with the name as it is. Other paths are
+ * not found either. Never the path cut at the NUL, which would name
+ * another object. */
+static void path_with_nul(const as_request *req, as_response *resp)
+{
+    char *plain = malloc(req->path_len + 1);
+    if (!plain) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < req->path_len; i++)
+        plain[i] = req->path[i] ? req->path[i] : '\x01'; /* where the segments are */
+    plain[req->path_len] = '\0';
+    as_path p;
+    bool object = as_path_parse(plain, &p) == 0 && p.name[0];
+    free(plain);
+    if (!object) {
+        as_status(resp, 404, "NotFound", "the server could not find the requested resource");
+        return;
+    }
+    size_t len;
+    const char *name = segment_from_end(req->path, req->path_len, p.sub[0] ? 1 : 0, &len);
+    char q[128], quoted[1024], msg[1200];
+    as_qualified_resource(p.resource, q, sizeof q);
+    go_quote(name, len, quoted, sizeof quoted);
+    snprintf(msg, sizeof msg, "%s %s not found", q, quoted);
+    json_t *details = json_object();
+    json_object_set_new(details, "name", json_stringn(name, len));
+    if (p.resource->group[0]) json_object_set_new(details, "group", json_string(p.resource->group));
+    json_object_set_new(details, "kind", json_string(p.resource->resource));
+    as_status_details(resp, 404, "NotFound", msg, details);
+}
+
 void as_route(as_api *api, const as_request *req, as_response *resp)
 {
     memset(resp, 0, sizeof *resp);
+    if (req->path_len && memchr(req->path, '\0', req->path_len)) {
+        path_with_nul(req, resp);
+        return;
+    }
     bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
     if (get && strcmp(req->path, "/version") == 0) {
         version(resp);
@@ -199,6 +301,10 @@ void as_route(as_api *api, const as_request *req, as_response *resp)
     if (get && (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/readyz") == 0 ||
                 strcmp(req->path, "/livez") == 0)) {
         set_text(resp, 200, "ok");
+        return;
+    }
+    if (get && strcmp(req->path, "/metrics") == 0) {
+        metrics(resp);
         return;
     }
     if (get && discovery(req, resp)) return;

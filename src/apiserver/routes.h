@@ -24,7 +24,10 @@ typedef struct as_response {
 
 typedef struct as_request {
     const char *method;
-    const char *path;         /* without the query string */
+    const char *path; /* without the query string, decoded */
+    /* The bytes of path when it holds a NUL byte (a %00 decoded): path is
+     * then not a C string. 0 otherwise. */
+    size_t path_len;
     const char *accept;       /* the Accept header, or NULL */
     const char *host;         /* the Host header, or NULL */
     const char *content_type; /* or NULL */
@@ -63,5 +66,10 @@ int as_api_handle(as_api *api, const as_request *req, as_response *resp);
  * the stream has ended. */
 size_t as_watch_read(as_watch *w, char *buf, size_t size);
 void as_watch_free(as_watch *w);
+/* The Prometheus text of /metrics: the watches being streamed. */
+char *as_watch_metrics(void);
+/* Ends the stream from another thread (its client has hung up): a reader
+ * blocked in as_watch_read returns 0 at once. */
+void as_watch_cancel(as_watch *w);
 
 #endif

@@ -110,6 +110,7 @@ as_store *as_store_open(const char *path, size_t history, gp_error *err)
         return NULL;
     }
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->checkpointing, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -172,6 +173,7 @@ void as_store_close(as_store *s)
     pthread_cond_destroy(&s->stop);
     pthread_cond_destroy(&s->committed);
     pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->checkpointing);
     free(s);
 }
 
@@ -574,6 +576,11 @@ bool as_store_wait(as_store *s, const struct timespec *deadline)
     if (s->shutting_down) return false;
     pthread_cond_timedwait(&s->changed, &s->lock, deadline);
     return !s->shutting_down;
+}
+
+void as_store_wake_watchers(as_store *s)
+{
+    pthread_cond_broadcast(&s->changed);
 }
 
 void as_store_shutdown(as_store *s)

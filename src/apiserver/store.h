@@ -84,6 +84,11 @@ typedef struct as_store as_store;
  * watches (0 picks the default). */
 as_store *as_store_open(const char *path, size_t history, gp_error *err);
 void as_store_close(as_store *s);
+/* The write-ahead log is folded back into the database, and truncated, as
+ * soon as it holds more than this (default 32 MiB), by the writer between
+ * two commits: it stays bounded however steady the writes. Tests set a
+ * small one. Before any write. */
+void as_store_set_wal_limit(as_store *s, size_t bytes);
 
 void as_store_lock(as_store *s);
 void as_store_unlock(as_store *s);
@@ -144,6 +149,9 @@ uint64_t as_store_oldest_rv(const as_store *s);
 bool as_store_wait(as_store *s, const struct timespec *deadline);
 /* Wakes every watcher for good (server stopping). */
 void as_store_shutdown(as_store *s);
+/* Wakes every watcher, to look again at its own state (one was cancelled).
+ * Needs the lock. */
+void as_store_wake_watchers(as_store *s);
 
 /* The field-selector fields of a resource, NULL-terminated. */
 const char *const *as_store_selectable_fields(const as_resource *r);

@@ -77,8 +77,11 @@ struct as_store {
     size_t undone_count; /* ever recorded; the ring holds the last ones */
     char commit_error[sizeof(((gp_error *)0)->text)];
     /* WAL checkpoints (and their fsyncs) run on a thread of their own with
-     * its own connection, never inside a client's request. */
+     * its own connection, not inside a client's request; only a log past
+     * wal_limit is folded back by the writer itself (store_db.c). */
     char *path;
+    size_t page_size, wal_limit;   /* the writer folds a log past wal_limit back */
+    pthread_mutex_t checkpointing; /* held by whichever connection checkpoints */
     pthread_t checkpointer;
     bool checkpointer_running, stopping;
     pthread_cond_t stop;

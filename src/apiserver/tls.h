@@ -19,4 +19,10 @@ typedef struct as_tls {
 int as_tls_ensure(const char *dir, const char *address, as_tls *out, gp_error *err);
 void as_tls_free(as_tls *t);
 
+/* The protocol versions the server speaks, as a GnuTLS priority string:
+ * TLS 1.2 and 1.3, as kube-apiserver (its secure serving sets MinVersion
+ * tls.VersionTLS12: apiserver/pkg/server/secure_serving.go). GnuTLS's
+ * NORMAL alone still offers TLS 1.0 and 1.1. */
+#define AS_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
 #endif

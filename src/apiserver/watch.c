@@ -3,6 +3,8 @@
  *
  * A watch reads the store's event history from a position; it never holds
  * the store lock while the server writes to the network. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +16,8 @@
 /* Without timeoutSeconds kube-apiserver ends a watch after
  * --min-request-timeout (1800 s) times a random factor in [1, 2). */
 #define DEFAULT_WATCH_SECONDS 1800
-/* With allowWatchBookmarks, an idle watch hears the current
- * resourceVersion this often (the real cache sends one about every minute). */
+/* With allowWatchBookmarks, a watch hears the current resourceVersion
+ * about this often (kube-apiserver's cache: bookmarkFrequency). */
 #define BOOKMARK_SECONDS 60
 
 struct as_watch {
@@ -24,16 +26,48 @@ struct as_watch {
     char ns[254];
     kube_label_selector *labels;
     kube_field_selector *fields;
-    bool table, table_header_sent, bookmarks;
-    long long pos; /* next event in the store's history */
-    uint64_t rv;   /* the last resourceVersion the client has seen */
+    bool table, table_header_sent;
+    bool bookmark_due; /* allowWatchBookmarks, and one more is to come */
+    long long pos;     /* next event in the store's history */
+    uint64_t rv;       /* the last resourceVersion the client has seen */
+    uint64_t from;     /* the resourceVersion the watch started from */
     struct timespec deadline, next_bookmark;
     char *out; /* bytes waiting to go out */
     size_t out_len, out_off;
     as_blob **initial; /* the synthetic ADDED events of resourceVersion=0 */
     size_t initial_count, initial_next;
     bool ended;
+    atomic_bool cancelled;           /* set by another thread: as_watch_cancel */
+    as_watch *live_prev, *live_next; /* under live_lock, once streaming */
+    bool live;
 };
+
+/* Every watch being streamed: /metrics counts them
+ * (apiserver_longrunning_requests), so a test sees one freed. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static as_watch *live_head;
+
+static void live_add(as_watch *w)
+{
+    pthread_mutex_lock(&live_lock);
+    w->live_next = live_head;
+    if (live_head) live_head->live_prev = w;
+    live_head = w;
+    w->live = true;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(as_watch *w)
+{
+    if (!w->live) return;
+    pthread_mutex_lock(&live_lock);
+    if (w->live_prev)
+        w->live_prev->live_next = w->live_next;
+    else
+        live_head = w->live_next;
+    if (w->live_next) w->live_next->live_prev = w->live_prev;
+    pthread_mutex_unlock(&live_lock);
+}
 
 static const char *const type_names[] = {"ADDED", "MODIFIED", "DELETED"};
 
@@ -140,6 +174,11 @@ static bool past(const struct timespec *t)
     return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
 }
 
+static bool earlier(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 static struct timespec after_seconds(long long s)
 {
     /* timeoutSeconds is the client's int64: a year is "never" for a watch,
@@ -149,6 +188,20 @@ static struct timespec after_seconds(long long s)
     clock_gettime(CLOCK_MONOTONIC, &t);
     t.tv_sec += (time_t)(s > year ? year : s);
     return t;
+}
+
+/* When the next bookmark is due, as kube-apiserver's cache watcher has it
+ * (nextBookmarkTime in apiserver/pkg/storage/cacher/cache_watcher.go):
+ * about a minute on, or 2 s before the watch's deadline when that comes
+ * sooner (a client that starts again then starts as late as it can);
+ * none once that is past. */
+static void schedule_bookmark(as_watch *w)
+{
+    struct timespec next = after_seconds(BOOKMARK_SECONDS), before_end = w->deadline;
+    before_end.tv_sec -= 2;
+    if (earlier(&before_end, &next)) next = before_end;
+    w->next_bookmark = next;
+    if (past(&next)) w->bookmark_due = false;
 }
 
 /* Fills w->out with the next event, waiting for one; sets w->ended when the
@@ -164,6 +217,7 @@ static void next_event(as_watch *w)
     as_store *s = w->api->store;
     as_store_lock(s);
     for (;;) {
+        if (atomic_load(&w->cancelled)) break;
         if (as_store_event_gone(s, w->pos)) {
             uint64_t oldest = as_store_oldest_rv(s);
             as_store_unlock(s);
@@ -188,18 +242,23 @@ static void next_event(as_watch *w)
             return;
         }
         if (past(&w->deadline)) break;
-        if (w->bookmarks && past(&w->next_bookmark)) {
+        if (w->bookmark_due && past(&w->next_bookmark)) {
             /* every event up to here has been seen: none is on its way
              * to the disk with a smaller rv */
             uint64_t published = as_store_published_rv(s);
+            schedule_bookmark(w);
+            /* only a bookmark past the version the watch started from (the
+             * cache watcher's process() sends none at or below it): none
+             * while a watch from a version in the future waits for the
+             * store to reach it */
+            if (published <= w->from) continue;
             if (published > w->rv) w->rv = published;
-            w->next_bookmark = after_seconds(BOOKMARK_SECONDS);
             as_store_unlock(s);
             emit_bookmark(w);
             return;
         }
         const struct timespec *until = &w->deadline;
-        if (w->bookmarks && (w->next_bookmark.tv_sec < until->tv_sec)) until = &w->next_bookmark;
+        if (w->bookmark_due && earlier(&w->next_bookmark, until)) until = &w->next_bookmark;
         if (!as_store_wait(s, until)) break;
     }
     as_store_unlock(s);
@@ -208,6 +267,7 @@ static void next_event(as_watch *w)
 
 size_t as_watch_read(as_watch *w, char *buf, size_t size)
 {
+    if (atomic_load(&w->cancelled)) return 0; /* nobody reads it any more */
     while (w->out_off == w->out_len) {
         if (w->ended) return 0;
         next_event(w);
@@ -220,9 +280,19 @@ size_t as_watch_read(as_watch *w, char *buf, size_t size)
     return n;
 }
 
+void as_watch_cancel(as_watch *w)
+{
+    as_store *s = w->api->store;
+    as_store_lock(s); /* so that a reader about to wait sees it first */
+    atomic_store(&w->cancelled, true);
+    as_store_wake_watchers(s);
+    as_store_unlock(s);
+}
+
 void as_watch_free(as_watch *w)
 {
     if (!w) return;
+    live_remove(w);
     kube_label_selector_free(w->labels);
     kube_field_selector_free(w->fields);
     for (size_t i = w->initial_next; i < w->initial_count; i++)
@@ -267,11 +337,11 @@ void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_respo
     snprintf(w->ns, sizeof w->ns, "%s", p->ns);
     w->table = as_wants_table(req);
     const char *bm = as_query(req, "allowWatchBookmarks");
-    w->bookmarks = bm && strcmp(bm, "true") == 0;
+    w->bookmark_due = bm && strcmp(bm, "true") == 0;
     const char *timeout = as_query(req, "timeoutSeconds");
     long long seconds = timeout ? strtoll(timeout, NULL, 10) : 0;
     w->deadline = after_seconds(seconds > 0 ? seconds : DEFAULT_WATCH_SECONDS);
-    w->next_bookmark = after_seconds(BOOKMARK_SECONDS);
+    if (w->bookmark_due) schedule_bookmark(w);
     const char *rv_text = as_query(req, "resourceVersion");
     as_store *s = api->store;
     as_store_lock(s);
@@ -288,12 +358,60 @@ void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_respo
             as_error_bad_request(resp, "resourceVersion: Invalid value: not a number");
             return;
         }
+        /* A version the store has not reached is served as any other:
+         * the events up to it are skipped, and the watch waits. So does
+         * kube-apiserver 1.32's watch cache (getAllEventsSinceLocked checks
+         * for too old only); only a watch with sendInitialEvents waits for
+         * the version, 3 s, then ends in "Too large resource version". */
         w->rv = rv;
         w->pos = as_store_events_since(s, rv);
         if (w->pos < 0) emit_expired(w, rv, as_store_oldest_rv(s));
     }
+    w->from = w->rv;
     as_store_unlock(s);
     resp->status = 200;
     resp->content_type = "application/json";
     resp->watch = w;
+    live_add(w);
+}
+
+/* The watches being streamed, per resource and scope, as kube-apiserver's
+ * gauge (apiserver/pkg/endpoints/metrics: apiserver_longrunning_requests,
+ * labels sorted as Prometheus writes them). */
+char *as_watch_metrics(void)
+{
+    size_t n;
+    const as_resource *rs = as_resources(&n);
+    size_t *counts = calloc(2 * n + 1, sizeof *counts); /* [resource][cluster, namespace] */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = counts ? open_memstream(&text, &len) : NULL;
+    if (!out) {
+        free(counts);
+        return NULL;
+    }
+    pthread_mutex_lock(&live_lock);
+    for (const as_watch *w = live_head; w; w = w->live_next)
+        counts[2 * (size_t)(w->resource - rs) + (w->ns[0] != '\0')]++;
+    pthread_mutex_unlock(&live_lock);
+    fputs("# HELP apiserver_longrunning_requests [STABLE] Gauge of all active long-running "
+          "apiserver requests broken out by verb, group, version, resource, scope and component. "
+          "Not all requests are tracked this way.\n"
+          "# TYPE apiserver_longrunning_requests gauge\n",
+          out);
+    static const char *const scopes[] = {"cluster", "namespace"};
+    for (size_t i = 0; i < 2 * n; i++)
+        if (counts[i])
+            fprintf(out,
+                    "apiserver_longrunning_requests{component=\"apiserver\",group=\"%s\","
+                    "resource=\"%s\",scope=\"%s\",subresource=\"\",verb=\"WATCH\","
+                    "version=\"%s\"} %zu\n",
+                    rs[i / 2].group, rs[i / 2].resource, scopes[i % 2], rs[i / 2].version,
+                    counts[i]);
+    free(counts);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }

@@ -158,6 +158,49 @@ static void test_legacy_discovery(void **state)
     free(resp.body);
 }
 
+/* A NUL byte in a path (a %00, decoded): never the path cut at it, which
+ * would name another object; kube-apiserver's NotFound for the name, quoted
+ * as Go quotes it. No store is needed: nothing is looked up. */
+static void test_a_nul_in_a_name_is_not_found_never_cut(void **state)
+{
+    (void)state;
+    static const char path[] = "/api/v1/namespaces/default/configmaps/foo\0bar";
+    as_response r;
+    as_route(NULL, &(as_request){.method = "DELETE", .path = path, .path_len = sizeof path - 1},
+             &r);
+    assert_int_equal(r.status, 404);
+    json_t *s = json_loadb(r.body, r.len, JSON_ALLOW_NUL, NULL); /* the name has one */
+    assert_non_null(s);
+    assert_string_equal(json_string_value(json_object_get(s, "message")),
+                        "configmaps \"foo\\x00bar\" not found");
+    assert_string_equal(json_string_value(json_object_get(s, "reason")), "NotFound");
+    json_t *name = json_object_get(json_object_get(s, "details"), "name");
+    assert_int_equal(json_string_length(name), 7);
+    assert_memory_equal(json_string_value(name), "foo\0bar", 7);
+    json_decref(s);
+    free(r.body);
+
+    static const char status[] = "/apis/apps/v1/namespaces/lab/daemonsets/\0ds/status";
+    as_route(NULL, &(as_request){.method = "GET", .path = status, .path_len = sizeof status - 1},
+             &r);
+    assert_int_equal(r.status, 404);
+    s = json_loadb(r.body, r.len, JSON_ALLOW_NUL, NULL);
+    assert_non_null(s);
+    assert_string_equal(json_string_value(json_object_get(s, "message")),
+                        "daemonsets.apps \"\\x00ds\" not found");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(s, "details"), "group")),
+                        "apps");
+    json_decref(s);
+    free(r.body);
+
+    static const char collection[] = "/api/v1/namespaces/de\0fault/configmaps";
+    as_route(NULL,
+             &(as_request){.method = "POST", .path = collection, .path_len = sizeof collection - 1},
+             &r);
+    assert_int_equal(r.status, 404);
+    free(r.body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_unknown_paths_and_methods_are_status_not_found),
         cmocka_unit_test(test_aggregated_discovery),
         cmocka_unit_test(test_legacy_discovery),
+        cmocka_unit_test(test_a_nul_in_a_name_is_not_found_never_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
