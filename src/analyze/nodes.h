@@ -85,17 +85,11 @@ bool an_pod_terminated(const json_t *pod);
  * node affinity pins it to through matchFields metadata.name In [x] (a
  * DaemonSet pod not yet scheduled), else "". */
 const char *an_pod_target_node(const json_t *pod);
-/* The Ready condition's status ("True", "False", "Unknown"), "" if none. */
-const char *an_condition_status(const json_t *obj, const char *type);
 /* The STATUS column of `kubectl get pods`: Init:0/2, Init:Error,
  * ContainerCreating, CrashLoopBackOff, Running, Pending, Terminating... */
 void an_pod_status_text(const json_t *pod, char *buf, size_t size);
 /* "ns/name" into buf. */
 const char *an_obj_ref(const json_t *obj, char *buf, size_t size);
-/* A json string member, or "" (never NULL). */
-const char *an_str(const json_t *obj, const char *key);
-/* obj.a.b..., NULL-terminated path; NULL when missing. */
-const json_t *an_path(const json_t *obj, ...);
 
 /* An Event as either API shows it: core/v1 (involvedObject, message,
  * lastTimestamp) or events.k8s.io/v1 (regarding, note, eventTime). */

@@ -363,7 +363,7 @@ char *as_strategy_invalid_message(const char *kind, const char *name, const json
     for (size_t i = 0; i < n && seen; i++) {
         const json_t *c = json_array_get(causes, i);
         as_sb one = {0};
-        as_sb_addf(&one, "%s: %s", as_str(c, "field"), as_str(c, "message"));
+        as_sb_addf(&one, "%s: %s", kube_str(c, "field"), kube_str(c, "message"));
         char *text = as_sb_take(&one);
         if (!text || json_object_get(seen, text)) {
             free(text);

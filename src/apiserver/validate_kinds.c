@@ -12,7 +12,7 @@ static bool selector_requirement(json_t *errs, const json_t *req, const char *pa
 {
     size_t before = json_array_size(errs);
     char f[AS_PATH_MAX];
-    const char *op = as_str(req, "operator");
+    const char *op = kube_str(req, "operator");
     const json_t *values = json_object_get(req, "values");
     if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
         if (json_array_size(values) == 0)
@@ -26,7 +26,7 @@ static bool selector_requirement(json_t *errs, const json_t *req, const char *pa
         as_invalid(errs, as_child(f, path, "operator"), op, "not a valid selector operator");
     }
     char *msgs[AS_MSGS_MAX];
-    const char *key = as_str(req, "key");
+    const char *key = kube_str(req, "key");
     size_t n = as_qualified_name(key, msgs);
     as_invalid_each(errs, as_child(f, path, "key"), key, msgs, n);
     as_msgs_free(msgs, n);
@@ -89,8 +89,8 @@ static bool selector_matches(const json_t *sel, const json_t *labels)
     const json_t *e;
     json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
     {
-        const char *op = as_str(e, "operator");
-        const json_t *have = json_object_get(labels, as_str(e, "key"));
+        const char *op = kube_str(e, "operator");
+        const json_t *have = json_object_get(labels, kube_str(e, "key"));
         const char *value = json_string_value(have);
         const json_t *values = json_object_get(e, "values");
         if (strcmp(op, "In") == 0 && (!value || !in_values(values, value))) return false;
@@ -186,7 +186,7 @@ static void rolling_update(json_t *errs, const json_t *ru, const char *path)
 static void update_strategy(json_t *errs, const json_t *us)
 {
     static const char *const types[] = {"RollingUpdate", "OnDelete", NULL};
-    const char *type = as_str(us, "type");
+    const char *type = kube_str(us, "type");
     if (strcmp(type, "OnDelete") == 0) return;
     if (strcmp(type, "RollingUpdate") == 0) {
         const json_t *ru = json_object_get(us, "rollingUpdate");
@@ -241,7 +241,7 @@ static void daemonset_spec(json_t *errs, const json_t *spec)
     }
     as_validate_pod_template(errs, tmpl, "spec.template");
     const json_t *tspec = json_object_get(tmpl, "spec");
-    const char *restart = as_str(tspec, "restartPolicy");
+    const char *restart = kube_str(tspec, "restartPolicy");
     if (strcmp(restart, "Always") != 0) {
         static const char *const always[] = {"Always", NULL};
         as_not_supported(errs, "spec.template.spec.restartPolicy", restart, always);
@@ -308,11 +308,11 @@ void as_validate_namespace(json_t *errs, const json_t *ns, const json_t *old)
 static void render_taint(as_sb *sb, const json_t *t)
 {
     as_sb_add(sb, "core.Taint{Key:");
-    as_sb_quote(sb, as_str(t, "key"));
+    as_sb_quote(sb, kube_str(t, "key"));
     as_sb_add(sb, ", Value:");
-    as_sb_quote(sb, as_str(t, "value"));
+    as_sb_quote(sb, kube_str(t, "value"));
     as_sb_add(sb, ", Effect:");
-    as_sb_quote(sb, as_str(t, "effect"));
+    as_sb_quote(sb, kube_str(t, "effect"));
     as_sb_add(sb, json_object_get(t, "timeAdded") ? ", TimeAdded:(*v1.Time)(0xc000000000)}"
                                                   : ", TimeAdded:(*v1.Time)(nil)}");
 }
@@ -329,8 +329,8 @@ static void node_taints(json_t *errs, const json_t *taints)
     {
         char idx[AS_PATH_MAX], f[AS_PATH_MAX], *msgs[AS_MSGS_MAX];
         as_index(idx, "metadata.taints", i);
-        const char *key = as_str(t, "key"), *value = as_str(t, "value");
-        const char *effect = as_str(t, "effect");
+        const char *key = kube_str(t, "key"), *value = kube_str(t, "value");
+        const char *effect = kube_str(t, "effect");
         size_t n = as_qualified_name(key, msgs);
         as_invalid_each(errs, as_child(f, idx, "key"), key, msgs, n);
         as_msgs_free(msgs, n);
@@ -466,7 +466,7 @@ void as_validate_configmap(json_t *errs, const json_t *cm, const json_t *old)
 void as_validate_runtimeclass(json_t *errs, const json_t *rc, const json_t *old)
 {
     as_validate_meta(errs, json_object_get(rc, "metadata"), false, as_dns1123_subdomain);
-    const char *handler = as_str(rc, "handler");
+    const char *handler = kube_str(rc, "handler");
     char *msgs[AS_MSGS_MAX];
     size_t n = as_dns1123_label(handler, msgs);
     as_invalid_each(errs, "handler", handler, msgs, n);
@@ -482,6 +482,6 @@ void as_validate_runtimeclass(json_t *errs, const json_t *rc, const json_t *old)
     }
     if (!old) return;
     as_validate_meta_update(errs, json_object_get(rc, "metadata"));
-    if (strcmp(handler, as_str(old, "handler")) != 0)
+    if (strcmp(handler, kube_str(old, "handler")) != 0)
         as_invalid(errs, "handler", handler, "field is immutable");
 }

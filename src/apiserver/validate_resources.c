@@ -200,13 +200,13 @@ void as_validate_limits_only(json_t *errs, const json_t *list, const char *path)
 static void render_toleration(as_sb *sb, const json_t *t)
 {
     as_sb_add(sb, "core.Toleration{Key:");
-    as_sb_quote(sb, as_str(t, "key"));
+    as_sb_quote(sb, kube_str(t, "key"));
     as_sb_add(sb, ", Operator:");
-    as_sb_quote(sb, as_str(t, "operator"));
+    as_sb_quote(sb, kube_str(t, "operator"));
     as_sb_add(sb, ", Value:");
-    as_sb_quote(sb, as_str(t, "value"));
+    as_sb_quote(sb, kube_str(t, "value"));
     as_sb_add(sb, ", Effect:");
-    as_sb_quote(sb, as_str(t, "effect"));
+    as_sb_quote(sb, kube_str(t, "effect"));
     /* a set pointer prints as its address in Go: not reproducible */
     as_sb_add(sb, json_is_integer(json_object_get(t, "tolerationSeconds"))
                       ? ", TolerationSeconds:(*int64)(0xc000000000)}"
@@ -223,8 +223,8 @@ void as_validate_tolerations(json_t *errs, const json_t *tolerations, const char
     {
         char idx[AS_PATH_MAX], f[AS_PATH_MAX];
         as_index(idx, path, i);
-        const char *key = as_str(t, "key"), *op = as_str(t, "operator");
-        const char *value = as_str(t, "value"), *effect = as_str(t, "effect");
+        const char *key = kube_str(t, "key"), *op = kube_str(t, "operator");
+        const char *value = kube_str(t, "value"), *effect = kube_str(t, "effect");
         char *msgs[AS_MSGS_MAX];
         size_t n;
         if (*key) {

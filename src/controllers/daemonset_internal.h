@@ -9,20 +9,14 @@
 #include <time.h>
 
 #include "controllers/daemonset.h"
+#include "kube/json.h"
 #include "util/error.h"
 
 #define CTL_DS_HASH_LABEL            "controller-revision-hash"
 #define CTL_DS_GENERATION_LABEL      "pod-template-generation"
 #define CTL_DS_GENERATION_ANNOTATION "deprecated.daemonset.template.generation"
 
-/* ---- small readers: NULL/0 for anything absent or of another type ---- */
-
-const json_t *ctl_ds_obj(const json_t *v, const char *key);
-const json_t *ctl_ds_arr(const json_t *v, const char *key);
-const char *ctl_ds_str(const json_t *v, const char *key);
-/* "" instead of NULL, for comparisons against Go's zero string. */
-const char *ctl_ds_str0(const json_t *v, const char *key);
-long long ctl_ds_int(const json_t *v, const char *key);
+/* strcmp with NULL read as "", Go's zero string. */
 bool ctl_ds_streq(const char *a, const char *b);
 
 /* ---- node fitness (daemonset_node.c) ---- */

@@ -9,38 +9,6 @@
 
 #include "kube/selector.h"
 
-/* ---- readers shared by daemonset*.c ---- */
-
-const json_t *ctl_ds_obj(const json_t *v, const char *key)
-{
-    const json_t *o = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_object(o) ? o : NULL;
-}
-
-const json_t *ctl_ds_arr(const json_t *v, const char *key)
-{
-    const json_t *a = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_array(a) ? a : NULL;
-}
-
-const char *ctl_ds_str(const json_t *v, const char *key)
-{
-    const json_t *s = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_string(s) ? json_string_value(s) : NULL;
-}
-
-const char *ctl_ds_str0(const json_t *v, const char *key)
-{
-    const char *s = ctl_ds_str(v, key);
-    return s ? s : "";
-}
-
-long long ctl_ds_int(const json_t *v, const char *key)
-{
-    const json_t *n = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_integer(n) ? (long long)json_integer_value(n) : 0;
-}
-
 bool ctl_ds_streq(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
@@ -68,7 +36,8 @@ static bool same_toleration(const json_t *a, const json_t *b)
 {
     static const char *const fields[] = {"key", "operator", "value", "effect"};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        if (!ctl_ds_streq(ctl_ds_str(a, fields[i]), ctl_ds_str(b, fields[i]))) return false;
+        if (!ctl_ds_streq(kube_str_or_null(a, fields[i]), kube_str_or_null(b, fields[i])))
+            return false;
     return true;
 }
 
@@ -87,7 +56,7 @@ static int add_or_update(json_t *tols, json_t *tol_new)
 
 json_t *ctl_ds_daemon_tolerations(const json_t *pod_spec)
 {
-    const json_t *given = ctl_ds_arr(pod_spec, "tolerations");
+    const json_t *given = kube_arr(pod_spec, "tolerations");
     json_t *tols = given ? json_deep_copy(given) : json_array();
     if (!tols) return NULL;
     const json_t *host_network = json_object_get(pod_spec, "hostNetwork");
@@ -107,12 +76,12 @@ json_t *ctl_ds_daemon_tolerations(const json_t *pod_spec)
 /* Toleration.ToleratesTaint. */
 static bool tolerates(const json_t *tol, const json_t *taint)
 {
-    const char *effect = ctl_ds_str0(tol, "effect"), *key = ctl_ds_str0(tol, "key");
-    if (*effect && strcmp(effect, ctl_ds_str0(taint, "effect")) != 0) return false;
-    if (*key && strcmp(key, ctl_ds_str0(taint, "key")) != 0) return false;
-    const char *op = ctl_ds_str0(tol, "operator");
+    const char *effect = kube_str(tol, "effect"), *key = kube_str(tol, "key");
+    if (*effect && strcmp(effect, kube_str(taint, "effect")) != 0) return false;
+    if (*key && strcmp(key, kube_str(taint, "key")) != 0) return false;
+    const char *op = kube_str(tol, "operator");
     if (!*op || !strcmp(op, "Equal"))
-        return !strcmp(ctl_ds_str0(tol, "value"), ctl_ds_str0(taint, "value"));
+        return !strcmp(kube_str(tol, "value"), kube_str(taint, "value"));
     return !strcmp(op, "Exists");
 }
 
@@ -121,12 +90,12 @@ static bool tolerates(const json_t *tol, const json_t *taint)
 static bool has_untolerated_taint(const json_t *node, const json_t *tolerations,
                                   bool no_schedule_too)
 {
-    const json_t *taints = ctl_ds_arr(ctl_ds_obj(node, "spec"), "taints");
+    const json_t *taints = kube_arr(kube_obj(node, "spec"), "taints");
     size_t i, j;
     const json_t *taint, *tol;
     json_array_foreach(taints, i, taint)
     {
-        const char *effect = ctl_ds_str0(taint, "effect");
+        const char *effect = kube_str(taint, "effect");
         if (strcmp(effect, "NoExecute") != 0 && !(no_schedule_too && !strcmp(effect, "NoSchedule")))
             continue;
         bool tolerated = false;
@@ -211,7 +180,7 @@ static bool value_in(const char *value, const json_t *values)
 static bool requirement_matches(const char *key, label_op op, const json_t *values,
                                 const json_t *labels)
 {
-    const char *have = ctl_ds_str(labels, key);
+    const char *have = kube_str_or_null(labels, key);
     long long a, b;
     switch (op) {
     case OP_IN:
@@ -242,8 +211,8 @@ static bool requirements_match(const json_t *reqs, const json_t *labels, bool nu
     bool all = true;
     json_array_foreach(reqs, i, r)
     {
-        const char *key = ctl_ds_str(r, "key");
-        label_op op = op_of(ctl_ds_str(r, "operator"), numeric_allowed);
+        const char *key = kube_str_or_null(r, "key");
+        label_op op = op_of(kube_str_or_null(r, "operator"), numeric_allowed);
         const json_t *values = json_object_get(r, "values");
         if (op == OP_BAD || !requirement_valid(key, op, values)) {
             *invalid = true;
@@ -257,7 +226,7 @@ static bool requirements_match(const json_t *reqs, const json_t *labels, bool nu
 bool ctl_ds_selector_matches(const json_t *selector, const json_t *labels, bool *invalid)
 {
     if (!json_is_object(selector)) return false;
-    const json_t *match_labels = ctl_ds_obj(selector, "matchLabels");
+    const json_t *match_labels = kube_obj(selector, "matchLabels");
     const char *key;
     const json_t *value;
     bool all = true;
@@ -268,11 +237,11 @@ bool ctl_ds_selector_matches(const json_t *selector, const json_t *labels, bool 
             *invalid = true;
             return false;
         }
-        const char *have = ctl_ds_str(labels, key);
+        const char *have = kube_str_or_null(labels, key);
         if (!have || strcmp(have, json_string_value(value)) != 0) all = false;
     }
     bool bad = false;
-    bool exprs = requirements_match(ctl_ds_arr(selector, "matchExpressions"), labels, false, &bad);
+    bool exprs = requirements_match(kube_arr(selector, "matchExpressions"), labels, false, &bad);
     if (bad) {
         *invalid = true;
         return false;
@@ -287,18 +256,18 @@ bool ctl_ds_selector_matches(const json_t *selector, const json_t *labels, bool 
  * refuses, which then matches nothing. */
 static int fields_match(const json_t *reqs, const json_t *node)
 {
-    const char *name = ctl_ds_str0(ctl_ds_obj(node, "metadata"), "name");
+    const char *name = kube_str(kube_obj(node, "metadata"), "name");
     size_t i;
     const json_t *r;
     int all = 1;
     json_array_foreach(reqs, i, r)
     {
-        const char *op = ctl_ds_str0(r, "operator");
-        const json_t *values = ctl_ds_arr(r, "values");
+        const char *op = kube_str(r, "operator");
+        const json_t *values = kube_arr(r, "values");
         if ((strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0) || !values ||
             json_array_size(values) != 1 || !json_is_string(json_array_get(values, 0)))
             return -1;
-        const char *field = !strcmp(ctl_ds_str0(r, "key"), "metadata.name") ? name : "";
+        const char *field = !strcmp(kube_str(r, "key"), "metadata.name") ? name : "";
         bool equal = !strcmp(field, json_string_value(json_array_get(values, 0)));
         if (equal != !strcmp(op, "In")) all = 0;
     }
@@ -307,9 +276,9 @@ static int fields_match(const json_t *reqs, const json_t *node)
 
 static bool term_matches(const json_t *term, const json_t *node)
 {
-    const json_t *exprs = ctl_ds_arr(term, "matchExpressions");
-    const json_t *fields = ctl_ds_arr(term, "matchFields");
-    const json_t *labels = ctl_ds_obj(ctl_ds_obj(node, "metadata"), "labels");
+    const json_t *exprs = kube_arr(term, "matchExpressions");
+    const json_t *fields = kube_arr(term, "matchFields");
+    const json_t *labels = kube_obj(kube_obj(node, "metadata"), "labels");
     bool invalid = false;
     bool labels_ok = requirements_match(exprs, labels, true, &invalid);
     int fields_ok = fields_match(fields, node);
@@ -322,10 +291,10 @@ static bool node_selector_matches(const json_t *selector, const json_t *node)
 {
     size_t i;
     const json_t *term;
-    json_array_foreach(ctl_ds_arr(selector, "nodeSelectorTerms"), i, term)
+    json_array_foreach(kube_arr(selector, "nodeSelectorTerms"), i, term)
     {
-        size_t n = json_array_size(ctl_ds_arr(term, "matchExpressions")) +
-                   json_array_size(ctl_ds_arr(term, "matchFields"));
+        size_t n = json_array_size(kube_arr(term, "matchExpressions")) +
+                   json_array_size(kube_arr(term, "matchFields"));
         if (n == 0) continue;
         if (term_matches(term, node)) return true;
     }
@@ -336,18 +305,17 @@ static bool node_selector_matches(const json_t *selector, const json_t *node)
  * (exact label values), then the required node affinity when present. */
 static bool required_affinity_matches(const json_t *pod_spec, const json_t *node)
 {
-    const json_t *labels = ctl_ds_obj(ctl_ds_obj(node, "metadata"), "labels");
+    const json_t *labels = kube_obj(kube_obj(node, "metadata"), "labels");
     const char *key;
     const json_t *value;
-    json_object_foreach((json_t *)ctl_ds_obj(pod_spec, "nodeSelector"), key, value)
+    json_object_foreach((json_t *)kube_obj(pod_spec, "nodeSelector"), key, value)
     {
-        const char *have = ctl_ds_str(labels, key);
+        const char *have = kube_str_or_null(labels, key);
         if (!json_is_string(value) || !have || strcmp(have, json_string_value(value)) != 0)
             return false;
     }
-    const json_t *required =
-        ctl_ds_obj(ctl_ds_obj(ctl_ds_obj(pod_spec, "affinity"), "nodeAffinity"),
-                   "requiredDuringSchedulingIgnoredDuringExecution");
+    const json_t *required = kube_obj(kube_obj(kube_obj(pod_spec, "affinity"), "nodeAffinity"),
+                                      "requiredDuringSchedulingIgnoredDuringExecution");
     return !required || node_selector_matches(required, node);
 }
 
@@ -355,8 +323,8 @@ bool ctl_ds_should_run_spec(const json_t *pod_spec, const json_t *tolerations, c
                             bool *should_continue)
 {
     bool cont = false, run = false;
-    const char *node_name = ctl_ds_str0(ctl_ds_obj(node, "metadata"), "name");
-    const char *wanted = ctl_ds_str0(pod_spec, "nodeName");
+    const char *node_name = kube_str(kube_obj(node, "metadata"), "name");
+    const char *wanted = kube_str(pod_spec, "nodeName");
     if ((!*wanted || !strcmp(wanted, node_name)) && required_affinity_matches(pod_spec, node)) {
         if (!has_untolerated_taint(node, tolerations, true)) {
             run = cont = true;
@@ -372,7 +340,7 @@ bool ctl_ds_should_run_spec(const json_t *pod_spec, const json_t *tolerations, c
 
 bool ctl_ds_should_run(const json_t *ds, const json_t *node, bool *should_continue)
 {
-    const json_t *pod_spec = ctl_ds_obj(ctl_ds_obj(ctl_ds_obj(ds, "spec"), "template"), "spec");
+    const json_t *pod_spec = kube_obj(kube_obj(kube_obj(ds, "spec"), "template"), "spec");
     json_t *tols = ctl_ds_daemon_tolerations(pod_spec);
     if (!tols) {
         if (should_continue) *should_continue = false;

@@ -56,9 +56,9 @@ int ctl_ds_scaled_value(const json_t *v, long long total, long long *out, char *
 
 static const json_t *rolling_params(const ctl_ds_ctx *c)
 {
-    const json_t *strategy = ctl_ds_obj(c->spec, "updateStrategy");
-    if (!ctl_ds_streq(ctl_ds_str(strategy, "type"), "RollingUpdate")) return NULL;
-    return ctl_ds_obj(strategy, "rollingUpdate");
+    const json_t *strategy = kube_obj(c->spec, "updateStrategy");
+    if (!ctl_ds_streq(kube_str_or_null(strategy, "type"), "RollingUpdate")) return NULL;
+    return kube_obj(strategy, "rollingUpdate");
 }
 
 int ctl_ds_surge_count(const ctl_ds_ctx *c, long long n, long long *out, char *why, size_t why_size)
@@ -96,19 +96,20 @@ static json_t *revision_data(const ctl_ds_ctx *c)
 
 static long long revision_of(const json_t *cr)
 {
-    return ctl_ds_int(cr, "revision");
+    return kube_int(cr, "revision");
 }
 
 static const char *revision_name(const json_t *cr)
 {
-    return ctl_ds_str0(ctl_ds_obj(cr, "metadata"), "name");
+    return kube_str(kube_obj(cr, "metadata"), "name");
 }
 
 /* The hash a revision stands for: its label, or its name as the real
  * controller would label a revision that lacks one. */
 static const char *revision_hash(const json_t *cr)
 {
-    const char *h = ctl_ds_str(ctl_ds_obj(ctl_ds_obj(cr, "metadata"), "labels"), CTL_DS_HASH_LABEL);
+    const char *h =
+        kube_str_or_null(kube_obj(kube_obj(cr, "metadata"), "labels"), CTL_DS_HASH_LABEL);
     return h ? h : revision_name(cr);
 }
 
@@ -119,29 +120,29 @@ static bool owns_revision(const ctl_ds_ctx *c, const json_t *cr, bool *invalid)
 {
     size_t i;
     const json_t *ref, *owner = NULL;
-    const json_t *meta = ctl_ds_obj(cr, "metadata");
-    json_array_foreach(ctl_ds_arr(meta, "ownerReferences"), i, ref)
+    const json_t *meta = kube_obj(cr, "metadata");
+    json_array_foreach(kube_arr(meta, "ownerReferences"), i, ref)
     {
         if (json_is_true(json_object_get(ref, "controller"))) {
             owner = ref;
             break;
         }
     }
-    if (!owner || !ctl_ds_streq(ctl_ds_str(owner, "uid"), c->uid)) return false;
-    const char *ns = ctl_ds_str(meta, "namespace");
+    if (!owner || !ctl_ds_streq(kube_str_or_null(owner, "uid"), c->uid)) return false;
+    const char *ns = kube_str_or_null(meta, "namespace");
     if (ns && c->ns && strcmp(ns, c->ns) != 0) return false;
-    return ctl_ds_selector_matches(ctl_ds_obj(c->spec, "selector"), ctl_ds_obj(meta, "labels"),
+    return ctl_ds_selector_matches(kube_obj(c->spec, "selector"), kube_obj(meta, "labels"),
                                    invalid);
 }
 
 static json_t *new_revision(const ctl_ds_ctx *c, const char *name, const char *hash,
                             json_t *data_new, long long revision)
 {
-    const json_t *given = ctl_ds_obj(ctl_ds_obj(c->tmpl, "metadata"), "labels");
+    const json_t *given = kube_obj(kube_obj(c->tmpl, "metadata"), "labels");
     json_t *labels = given ? json_deep_copy(given) : json_object();
     /* "o" hands labels to the pack even when it fails. */
     json_t *meta = json_pack("{s:s,s:o}", "name", name, "labels", labels);
-    const json_t *ann = ctl_ds_obj(ctl_ds_obj(c->ds, "metadata"), "annotations");
+    const json_t *ann = kube_obj(kube_obj(c->ds, "metadata"), "annotations");
     if (!meta || json_object_set_new(labels, CTL_DS_HASH_LABEL, json_string(hash)) != 0 ||
         (c->ns && json_object_set_new(meta, "namespace", json_string(c->ns)) != 0) ||
         (ann && json_object_set_new(meta, "annotations", json_deep_copy(ann)) != 0) ||
@@ -171,7 +172,7 @@ static const json_t *find_revision_named(const ctl_ds_ctx *c, const char *name)
 static int plan_collision(ctl_ds_ctx *c, const char *name)
 {
     json_t *st = c->status ? json_deep_copy(c->status) : json_object();
-    long long count = ctl_ds_int(c->status, "collisionCount") + 1;
+    long long count = kube_int(c->status, "collisionCount") + 1;
     if (!st || json_object_set_new(st, "collisionCount", json_integer(count)) != 0) {
         json_decref(st);
         return -1;
@@ -215,21 +216,21 @@ static const json_t *dedup_current(ctl_ds_ctx *c, const json_t **cur, size_t n, 
     bool invalid = false;
     json_array_foreach(pods, i, pod)
     {
-        const json_t *meta = ctl_ds_obj(pod, "metadata");
+        const json_t *meta = kube_obj(pod, "metadata");
         bool ours = false;
         size_t j;
         const json_t *ref;
-        json_array_foreach(ctl_ds_arr(meta, "ownerReferences"), j, ref)
+        json_array_foreach(kube_arr(meta, "ownerReferences"), j, ref)
         {
             ours |= json_is_true(json_object_get(ref, "controller")) &&
-                    ctl_ds_streq(ctl_ds_str(ref, "uid"), c->uid);
+                    ctl_ds_streq(kube_str_or_null(ref, "uid"), c->uid);
         }
-        if (!ours || !ctl_ds_selector_matches(ctl_ds_obj(c->spec, "selector"),
-                                              ctl_ds_obj(meta, "labels"), &invalid))
+        if (!ours || !ctl_ds_selector_matches(kube_obj(c->spec, "selector"),
+                                              kube_obj(meta, "labels"), &invalid))
             continue;
         if (ctl_ds_streq(ctl_ds_pod_label(pod, CTL_DS_HASH_LABEL), hash)) continue;
         ctl_ds_append(c, c->plan->patch_pods,
-                      json_pack("{s:s,s:s,s:{s:{s:{s:s}}}}", "name", ctl_ds_str0(meta, "name"),
+                      json_pack("{s:s,s:s,s:{s:{s:{s:s}}}}", "name", kube_str(meta, "name"),
                                 "patchType", "application/merge-patch+json", "patch", "metadata",
                                 "labels", CTL_DS_HASH_LABEL, hash));
     }
@@ -322,8 +323,8 @@ void ctl_ds_cleanup_history(ctl_ds_ctx *c)
     if (to_kill <= 0) return;
     qsort(c->old, c->nold, sizeof *c->old, by_revision);
     for (size_t i = 0; i < c->nold && to_kill > 0; i++) {
-        const char *h =
-            ctl_ds_str(ctl_ds_obj(ctl_ds_obj(c->old[i], "metadata"), "labels"), CTL_DS_HASH_LABEL);
+        const char *h = kube_str_or_null(kube_obj(kube_obj(c->old[i], "metadata"), "labels"),
+                                         CTL_DS_HASH_LABEL);
         if (h && hash_is_live(c, h)) continue;
         ctl_ds_append(c, c->plan->delete_revisions, json_string(revision_name(c->old[i])));
         to_kill--;
@@ -350,7 +351,7 @@ static bool split_node_pods(const ctl_ds_ctx *c, const ctl_ds_slot *s, const jso
 
 static const char *pod_name_of(const json_t *pod)
 {
-    return ctl_ds_str0(ctl_ds_obj(pod, "metadata"), "name");
+    return kube_str(kube_obj(pod, "metadata"), "name");
 }
 
 /* The nodes rollingUpdate walks: those with pods, and those where a pod

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/json.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "util/error.h"
@@ -53,25 +54,7 @@ static int oom(gp_error *err)
     return -1;
 }
 
-/* ---- JSON access ---------------------------------------------------------- */
-
-static const json_t *get(const json_t *obj, const char *key)
-{
-    return json_is_object(obj) ? json_object_get(obj, key) : NULL;
-}
-
-static const json_t *get2(const json_t *obj, const char *a, const char *b)
-{
-    return get(get(obj, a), b);
-}
-
-/* The string at key, or "" when it is missing or not a string: the Go
- * structs read an absent string field as "". */
-static const char *str(const json_t *obj, const char *key)
-{
-    const json_t *v = get(obj, key);
-    return json_is_string(v) ? json_string_value(v) : "";
-}
+/* ---- reading ---------------------------------------------------------------- */
 
 static bool has_prefix(const char *s, const char *prefix)
 {
@@ -249,13 +232,13 @@ typedef struct nonzero_defaults {
  * as the scoring default (applyNonMissing). */
 static int container_requests(const json_t *c, const nonzero_defaults *nz, qlist *l, gp_error *err)
 {
-    if (parse_resource_list(get2(c, "resources", "requests"), l, err) < 0) return -1;
+    if (parse_resource_list(kube_get(kube_get(c, "resources"), "requests"), l, err) < 0) return -1;
     /* A limit without a request is the request: the API server's defaulting
      * writes it so for every stored pod, and snapshots made by hand (or by
      * tools that skip defaulting) may lack it. */
     const char *name;
     json_t *v;
-    json_object_foreach((json_t *)get2(c, "resources", "limits"), name, v)
+    json_object_foreach((json_t *)kube_get(kube_get(c, "resources"), "limits"), name, v)
     {
         kube_quantity q;
         if (qlist_find(l, name)) continue;
@@ -269,7 +252,7 @@ static int container_requests(const json_t *c, const nonzero_defaults *nz, qlist
 
 static bool is_sidecar(const json_t *c)
 {
-    return strcmp(str(c, "restartPolicy"), "Always") == 0;
+    return strcmp(kube_str(c, "restartPolicy"), "Always") == 0;
 }
 
 /* Init containers raise the floor (AggregateContainerRequests): init
@@ -305,21 +288,21 @@ static int init_floor(const json_t *inits, const nonzero_defaults *nz, qlist *re
  * containers' floor, plus spec.overhead. */
 static int pod_requests(const json_t *pod, const nonzero_defaults *nz, qlist *reqs, gp_error *err)
 {
-    const json_t *spec = get(pod, "spec");
+    const json_t *spec = kube_get(pod, "spec");
     qlist one = {0}, floor = {0};
     int rc = 0;
     size_t i;
     const json_t *c;
-    json_array_foreach(get(spec, "containers"), i, c)
+    json_array_foreach(kube_get(spec, "containers"), i, c)
     {
         one.n = 0;
         rc = container_requests(c, nz, &one, err);
         if (rc == 0) rc = qlist_add_all(reqs, &one, err);
         if (rc < 0) break;
     }
-    if (rc == 0) rc = init_floor(get(spec, "initContainers"), nz, reqs, &floor, err);
+    if (rc == 0) rc = init_floor(kube_get(spec, "initContainers"), nz, reqs, &floor, err);
     if (rc == 0) rc = qlist_max_all(reqs, &floor, err);
-    if (rc == 0) rc = parse_resource_list(get(spec, "overhead"), reqs, err);
+    if (rc == 0) rc = parse_resource_list(kube_get(spec, "overhead"), reqs, err);
     qlist_free(&one);
     qlist_free(&floor);
     return rc;
@@ -478,11 +461,11 @@ static int collect_ports(pod_info *p, gp_error *err)
 {
     size_t cap = 0, i, j;
     const json_t *c, *port;
-    json_array_foreach(get2(p->obj, "spec", "containers"), i, c)
+    json_array_foreach(kube_get(kube_get(p->obj, "spec"), "containers"), i, c)
     {
-        json_array_foreach(get(c, "ports"), j, port)
+        json_array_foreach(kube_get(c, "ports"), j, port)
         {
-            const json_t *hp = get(port, "hostPort");
+            const json_t *hp = kube_get(port, "hostPort");
             if (!json_is_integer(hp) || json_integer_value(hp) <= 0) continue;
             if (p->nports == cap) {
                 cap = cap ? cap * 2 : 4;
@@ -491,8 +474,8 @@ static int collect_ports(pod_info *p, gp_error *err)
                 p->ports = v;
             }
             host_port *h = &p->ports[p->nports++];
-            h->ip = *str(port, "hostIP") ? str(port, "hostIP") : "0.0.0.0";
-            h->proto = *str(port, "protocol") ? str(port, "protocol") : "TCP";
+            h->ip = *kube_str(port, "hostIP") ? kube_str(port, "hostIP") : "0.0.0.0";
+            h->proto = *kube_str(port, "protocol") ? kube_str(port, "protocol") : "TCP";
             h->port = json_integer_value(hp);
         }
     }
@@ -514,9 +497,9 @@ static int pod_info_init(pod_info *p, const json_t *pod, const nonzero_defaults 
 {
     memset(p, 0, sizeof *p);
     p->obj = pod;
-    const json_t *prio = get2(pod, "spec", "priority");
+    const json_t *prio = kube_get(kube_get(pod, "spec"), "priority");
     p->priority = json_is_integer(prio) ? json_integer_value(prio) : 0;
-    const json_t *start = get2(pod, "status", "startTime");
+    const json_t *start = kube_get(kube_get(pod, "status"), "startTime");
     p->start_time = json_is_string(start) ? json_string_value(start) : NULL;
     qlist l = {0};
     int rc = pod_requests(pod, NULL, &l, err);
@@ -759,12 +742,12 @@ static int node_info_init(node_info *ni, const ctl_sched_node *in, const nonzero
 {
     memset(ni, 0, sizeof *ni);
     ni->obj = in->node;
-    ni->name = str(get(in->node, "metadata"), "name");
-    ni->labels = get2(in->node, "metadata", "labels");
-    ni->taints = get2(in->node, "spec", "taints");
-    ni->unschedulable = json_is_true(get2(in->node, "spec", "unschedulable"));
+    ni->name = kube_str(kube_get(in->node, "metadata"), "name");
+    ni->labels = kube_get(kube_get(in->node, "metadata"), "labels");
+    ni->taints = kube_get(kube_get(in->node, "spec"), "taints");
+    ni->unschedulable = json_is_true(kube_get(kube_get(in->node, "spec"), "unschedulable"));
     qlist l = {0};
-    int rc = parse_resource_list(get2(in->node, "status", "allocatable"), &l, err);
+    int rc = parse_resource_list(kube_get(kube_get(in->node, "status"), "allocatable"), &l, err);
     if (rc == 0) rc = to_resources(&l, &ni->alloc, err);
     qlist_free(&l);
     if (rc < 0) return -1;
@@ -834,10 +817,10 @@ static int status_fail(status *st, st_code code, gp_error *err, const char *fmt,
 /* Toleration.ToleratesTaint. */
 static bool tolerates(const json_t *t, const char *key, const char *value, const char *effect)
 {
-    if (*str(t, "effect") && strcmp(str(t, "effect"), effect) != 0) return false;
-    if (*str(t, "key") && strcmp(str(t, "key"), key) != 0) return false;
-    const char *op = str(t, "operator");
-    if (!*op || strcmp(op, "Equal") == 0) return strcmp(str(t, "value"), value) == 0;
+    if (*kube_str(t, "effect") && strcmp(kube_str(t, "effect"), effect) != 0) return false;
+    if (*kube_str(t, "key") && strcmp(kube_str(t, "key"), key) != 0) return false;
+    const char *op = kube_str(t, "operator");
+    if (!*op || strcmp(op, "Equal") == 0) return strcmp(kube_str(t, "value"), value) == 0;
     return strcmp(op, "Exists") == 0;
 }
 
@@ -895,10 +878,10 @@ static bool requirement_valid(const char *key, const char *op, const json_t *val
 /* labels.Requirement.Matches. A label that is not a string is absent. */
 static bool requirement_matches(const json_t *req, const json_t *labels)
 {
-    const char *key = str(req, "key"), *op = str(req, "operator");
-    const json_t *values = get(req, "values");
+    const char *key = kube_str(req, "key"), *op = kube_str(req, "operator");
+    const json_t *values = kube_get(req, "values");
     if (!requirement_valid(key, op, values)) return false;
-    const json_t *label = get(labels, key);
+    const json_t *label = kube_get(labels, key);
     bool has = json_is_string(label);
     const char *value = has ? json_string_value(label) : "";
     if (strcmp(op, "In") == 0) return has && values_contain(values, value);
@@ -915,17 +898,17 @@ static bool requirement_matches(const json_t *req, const json_t *labels)
  * value; the only field a node has is metadata.name. */
 static bool field_valid(const json_t *req)
 {
-    const char *op = str(req, "operator");
-    const json_t *values = get(req, "values");
+    const char *op = kube_str(req, "operator");
+    const json_t *values = kube_get(req, "values");
     if (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0) return false;
     return json_array_size(values) == 1 && json_is_string(json_array_get(values, 0));
 }
 
 static bool field_matches(const json_t *req, const char *node_name)
 {
-    const char *have = strcmp(str(req, "key"), "metadata.name") == 0 ? node_name : "";
-    bool equal = strcmp(have, json_string_value(json_array_get(get(req, "values"), 0))) == 0;
-    return strcmp(str(req, "operator"), "In") == 0 ? equal : !equal;
+    const char *have = strcmp(kube_str(req, "key"), "metadata.name") == 0 ? node_name : "";
+    bool equal = strcmp(have, json_string_value(json_array_get(kube_get(req, "values"), 0))) == 0;
+    return strcmp(kube_str(req, "operator"), "In") == 0 ? equal : !equal;
 }
 
 /* nodeSelectorTerm.match. Parse errors and mismatches both mean "no". */
@@ -933,17 +916,17 @@ static bool term_matches(const json_t *term, const json_t *labels, const char *n
 {
     size_t i;
     const json_t *r;
-    json_array_foreach(get(term, "matchExpressions"), i, r)
+    json_array_foreach(kube_get(term, "matchExpressions"), i, r)
     {
         if (!requirement_matches(r, labels)) return false;
     }
-    json_array_foreach(get(term, "matchFields"), i, r)
+    json_array_foreach(kube_get(term, "matchFields"), i, r)
     {
         if (!field_valid(r)) return false;
     }
     /* A node without a name has no fields, and then fields are not checked. */
     if (!*node_name) return true;
-    json_array_foreach(get(term, "matchFields"), i, r)
+    json_array_foreach(kube_get(term, "matchFields"), i, r)
     {
         if (!field_matches(r, node_name)) return false;
     }
@@ -952,14 +935,14 @@ static bool term_matches(const json_t *term, const json_t *labels, const char *n
 
 static bool term_empty(const json_t *term)
 {
-    return json_array_size(get(term, "matchExpressions")) == 0 &&
-           json_array_size(get(term, "matchFields")) == 0;
+    return json_array_size(kube_get(term, "matchExpressions")) == 0 &&
+           json_array_size(kube_get(term, "matchFields")) == 0;
 }
 
 static const json_t *required_affinity(const json_t *pod)
 {
-    const json_t *req = get(get2(pod, "spec", "affinity"), "nodeAffinity");
-    req = get(req, "requiredDuringSchedulingIgnoredDuringExecution");
+    const json_t *req = kube_get(kube_get(kube_get(pod, "spec"), "affinity"), "nodeAffinity");
+    req = kube_get(req, "requiredDuringSchedulingIgnoredDuringExecution");
     return json_is_object(req) ? req : NULL;
 }
 
@@ -972,7 +955,7 @@ static bool affinity_matches(const sched *s, const node_info *ni)
     json_t *want;
     json_object_foreach((json_t *)s->node_selector, key, want)
     {
-        const json_t *have = get(labels, key);
+        const json_t *have = kube_get(labels, key);
         if (!json_is_string(have) || !json_is_string(want) ||
             strcmp(json_string_value(have), json_string_value(want)) != 0)
             return false;
@@ -981,7 +964,7 @@ static bool affinity_matches(const sched *s, const node_info *ni)
     if (!required) return true;
     size_t i;
     const json_t *term;
-    json_array_foreach(get(required, "nodeSelectorTerms"), i, term)
+    json_array_foreach(kube_get(required, "nodeSelectorTerms"), i, term)
     {
         if (!term_empty(term) && term_matches(term, labels, ni->name)) return true;
     }
@@ -1043,11 +1026,12 @@ static int term_names(const json_t *term, name_set *out, gp_error *err)
 {
     size_t i;
     const json_t *r;
-    json_array_foreach(get(term, "matchFields"), i, r)
+    json_array_foreach(kube_get(term, "matchFields"), i, r)
     {
-        if (strcmp(str(r, "key"), "metadata.name") != 0 || strcmp(str(r, "operator"), "In") != 0)
+        if (strcmp(kube_str(r, "key"), "metadata.name") != 0 ||
+            strcmp(kube_str(r, "operator"), "In") != 0)
             continue;
-        if (intersect_values(out, get(r, "values"), err) < 0) return -1;
+        if (intersect_values(out, kube_get(r, "values"), err) < 0) return -1;
     }
     return 0;
 }
@@ -1057,7 +1041,7 @@ static int term_names(const json_t *term, name_set *out, gp_error *err)
 static int prefilter(const json_t *pod, name_set *names, prefilter_mode *mode, gp_error *err)
 {
     *mode = PF_ALL;
-    const json_t *terms = get(required_affinity(pod), "nodeSelectorTerms");
+    const json_t *terms = kube_get(required_affinity(pod), "nodeSelectorTerms");
     size_t i;
     const json_t *term;
     json_array_foreach(terms, i, term)
@@ -1103,9 +1087,9 @@ static int filter_taints(sched *s, const node_info *ni, status *st)
     const json_t *taint;
     json_array_foreach(ni->taints, i, taint)
     {
-        const char *effect = str(taint, "effect");
+        const char *effect = kube_str(taint, "effect");
         if (strcmp(effect, "NoSchedule") != 0 && strcmp(effect, "NoExecute") != 0) continue;
-        const char *key = str(taint, "key"), *value = str(taint, "value");
+        const char *key = kube_str(taint, "key"), *value = kube_str(taint, "value");
         if (any_tolerates(pod_tolerations(s), key, value, effect)) continue;
         return status_fail(st, ST_UNRESOLVABLE, &s->err, "node(s) had untolerated taint {%s: %s}",
                            key, value);
@@ -1508,15 +1492,15 @@ static int find_node(const sched *s, const char *name)
 /* podTerminatingByPreemption. */
 static bool terminating_by_preemption(const json_t *pod)
 {
-    const json_t *ts = get2(pod, "metadata", "deletionTimestamp");
+    const json_t *ts = kube_get(kube_get(pod, "metadata"), "deletionTimestamp");
     if (!ts || json_is_null(ts)) return false;
     size_t i;
     const json_t *c;
-    json_array_foreach(get2(pod, "status", "conditions"), i, c)
+    json_array_foreach(kube_get(kube_get(pod, "status"), "conditions"), i, c)
     {
-        if (strcmp(str(c, "type"), "DisruptionTarget") != 0) continue;
-        return strcmp(str(c, "status"), "True") == 0 &&
-               strcmp(str(c, "reason"), "PreemptionByScheduler") == 0;
+        if (strcmp(kube_str(c, "type"), "DisruptionTarget") != 0) continue;
+        return strcmp(kube_str(c, "status"), "True") == 0 &&
+               strcmp(kube_str(c, "reason"), "PreemptionByScheduler") == 0;
     }
     return false;
 }
@@ -1524,8 +1508,9 @@ static bool terminating_by_preemption(const json_t *pod)
 /* PodEligibleToPreemptOthers: NULL when eligible, else why not. */
 static const char *not_eligible(const sched *s, const status *st)
 {
-    if (strcmp(str(get(s->pod, "spec"), "preemptionPolicy"), "Never") == 0) return MSG_POLICY_NEVER;
-    const char *name = str(get(s->pod, "status"), "nominatedNodeName");
+    if (strcmp(kube_str(kube_get(s->pod, "spec"), "preemptionPolicy"), "Never") == 0)
+        return MSG_POLICY_NEVER;
+    const char *name = kube_str(kube_get(s->pod, "status"), "nominatedNodeName");
     int k = *name ? find_node(s, name) : -1;
     if (k < 0 || !st[k].set || st[k].code == ST_UNRESOLVABLE) return NULL;
     const node_info *ni = &s->nodes[k];
@@ -1596,7 +1581,7 @@ static int preempt(sched *s, const status *st, ctl_sched_result *out, char **pos
 static int try_nominated(sched *s, status *st, int *chosen)
 {
     *chosen = -1;
-    const char *name = str(get(s->pod, "status"), "nominatedNodeName");
+    const char *name = kube_str(kube_get(s->pod, "status"), "nominatedNodeName");
     int k = *name ? find_node(s, name) : -1;
     if (k < 0) return 0;
     if (run_filters(s, &s->nodes[k], NULL, &st[k]) < 0) return -1;
@@ -1781,10 +1766,10 @@ int ctl_sched_schedule_in(ctl_sched_cluster *c, const json_t *pod, unsigned tie_
     sched *s = &c->s;
     memset(&s->err, 0, sizeof s->err);
     s->pod = pod;
-    s->tolerations = get2(pod, "spec", "tolerations");
-    s->node_selector = get2(pod, "spec", "nodeSelector");
+    s->tolerations = kube_get(kube_get(pod, "spec"), "tolerations");
+    s->node_selector = kube_get(kube_get(pod, "spec"), "nodeSelector");
     s->required = required_affinity(pod);
-    s->node_name = str(get(pod, "spec"), "nodeName");
+    s->node_name = kube_str(kube_get(pod, "spec"), "nodeName");
     int rc = pod_info_init(&s->self, pod, &s->nz, &s->err);
     if (rc == 0) rc = decide(s, tie_break, out);
     if (rc < 0) fail_error(out, &s->err);
@@ -1862,13 +1847,13 @@ char *ctl_sched_event_note(const char *message)
 
 bool ctl_sched_wants(const json_t *pod)
 {
-    const json_t *spec = get(pod, "spec");
-    if (*str(spec, "nodeName")) return false;
-    const char *scheduler = str(spec, "schedulerName");
+    const json_t *spec = kube_get(pod, "spec");
+    if (*kube_str(spec, "nodeName")) return false;
+    const char *scheduler = kube_str(spec, "schedulerName");
     if (*scheduler && strcmp(scheduler, "default-scheduler") != 0) return false;
-    const json_t *deleting = get2(pod, "metadata", "deletionTimestamp");
+    const json_t *deleting = kube_get(kube_get(pod, "metadata"), "deletionTimestamp");
     if (deleting && !json_is_null(deleting)) return false;
-    if (json_array_size(get(spec, "schedulingGates")) > 0) return false;
-    const char *phase = str(get(pod, "status"), "phase");
+    if (json_array_size(kube_get(spec, "schedulingGates")) > 0) return false;
+    const char *phase = kube_str(kube_get(pod, "status"), "phase");
     return strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0;
 }

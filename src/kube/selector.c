@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/json.h"
+
 /* Error texts quote the piece at fault; a fuzzer's long noise is cut short. */
 #define SHOWN 256
 
@@ -640,24 +642,10 @@ kube_field_selector *kube_field_selector_parse(const char *text, const char *con
     return s;
 }
 
-/* The node at a dotted path, NULL when some part is missing. */
-static const json_t *field_at(const json_t *object, const char *path)
-{
-    const json_t *node = object;
-    for (;;) {
-        const char *dot = strchr(path, '.');
-        size_t len = dot ? (size_t)(dot - path) : strlen(path);
-        if (!json_is_object(node)) return NULL;
-        node = json_object_getn(node, path, len);
-        if (!node || !dot) return node;
-        path = dot + 1;
-    }
-}
-
 /* The field's text in `buf` (for numbers and booleans) or in the object. */
 static const char *field_string(const json_t *object, const char *path, char buf[32])
 {
-    const json_t *v = field_at(object, path);
+    const json_t *v = kube_at(object, path);
     if (json_is_string(v)) return json_string_value(v);
     if (json_is_true(v)) return "true";
     if (json_is_false(v)) return "false";
