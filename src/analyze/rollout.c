@@ -9,6 +9,7 @@
 
 #include "analyze/nodes.h"
 #include "analyze/sched_message.h"
+#include "kube/daemonset.h"
 #include "kube/json.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
@@ -303,28 +304,6 @@ static const char *event_message(const an_rollout *b, const char *pod, const cha
     return an_event_log_message(&b->events, pod, reason);
 }
 
-/* ---- intstr ---- */
-
-int an_scaled_intstr(const json_t *value, long total, int round_up, long *out, gp_error *err)
-{
-    if (json_is_integer(value)) {
-        *out = (long)json_integer_value(value);
-        return 0;
-    }
-    const char *s = json_string_value(value);
-    char *end = NULL;
-    long pct = s ? strtol(s, &end, 10) : 0;
-    if (!s || end == s || strcmp(end, "%") != 0 || pct < 0) {
-        char *text = json_dumps(value, JSON_ENCODE_ANY);
-        gp_error_set(err, NULL, 0, 0, "invalid value for IntOrString: %s", text ? text : "?");
-        free(text);
-        return -1;
-    }
-    long long num = (long long)pct * total;
-    *out = (long)(round_up ? (num + 99) / 100 : num / 100);
-    return 0;
-}
-
 /* ---- finish ---- */
 
 typedef struct ctx {
@@ -427,6 +406,20 @@ static const char *node_spends(const an_rollout *b, const node_rec *r, const ds_
     return pold->available ? NULL : "old-pod-unavailable";
 }
 
+/* The spec's updateStrategy as the API server defaults it
+ * (SetDefaults_DaemonSet), so that the controller's arithmetic applies to a
+ * DaemonSet written by hand too: type RollingUpdate when absent, and then
+ * maxUnavailable and maxSurge (given here, defaults filled in). */
+static json_t *defaulted_spec(const json_t *ds, const json_t *mu, const json_t *ms)
+{
+    const json_t *strategy = kube_path(ds, "spec", "updateStrategy", NULL);
+    const char *type = kube_str(strategy, "type");
+    if (*type && strcmp(type, "RollingUpdate") != 0)
+        return json_pack("{s:O?}", "updateStrategy", strategy);
+    return json_pack("{s:{s:s, s:{s:O, s:O}}}", "updateStrategy", "type", "RollingUpdate",
+                     "rollingUpdate", "maxUnavailable", mu, "maxSurge", ms);
+}
+
 static json_t *budget(ctx *c, long desired, an_node_entry **nodes, size_t n, long *spent_out,
                       long *max_unavail)
 {
@@ -436,12 +429,16 @@ static json_t *budget(ctx *c, long desired, an_node_entry **nodes, size_t n, lon
     json_t *mu_default = json_integer(1), *ms_default = json_integer(0);
     if (!mu) mu = mu_default;
     if (!ms) ms = ms_default;
-    long unavail = 1, surge = 0;
+    int64_t unavail = 1, surge = 0;
     gp_error err = {0};
-    if (an_scaled_intstr(mu, desired, 1, &unavail, &err) < 0 ||
-        an_scaled_intstr(ms, desired, 1, &surge, &err) < 0)
-        json_array_append_new(b->warnings, json_string(err.text));
-    if (desired > 0 && unavail == 0 && surge == 0) unavail = 1;
+    json_t *defaulted = defaulted_spec(b->ds, mu, ms);
+    if (kube_ds_update_limits(defaulted, desired, &unavail, &surge, &err) < 0) {
+        char text[sizeof err.text + 400];
+        snprintf(text, sizeof text, "daemonset %s: %s", b->ref, err.text);
+        json_array_append_new(b->warnings, json_string(text));
+        unavail = 1, surge = 0;
+    }
+    json_decref(defaulted);
     char *mu_text = json_dumps(mu, JSON_ENCODE_ANY), *ms_text = json_dumps(ms, JSON_ENCODE_ANY);
     evidence(c, "daemonset", b->ref, ".spec.updateStrategy.rollingUpdate.maxUnavailable",
              json_object_get(ru, "maxUnavailable") ? mu_text : "<absent> (default 1)");

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/intstr.h"
+
 #define TEMPLATE_GENERATION "deprecated.daemonset.template.generation"
 
 static void set_copy_or_del(json_t *obj, const char *key, const json_t *from)
@@ -49,9 +51,8 @@ static json_int_t template_generation(const json_t *ds)
 {
     const char *v = kube_str(json_object_get(json_object_get(ds, "metadata"), "annotations"),
                              TEMPLATE_GENERATION);
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    return (*v && !*end) ? (json_int_t)n : 0;
+    int64_t n;
+    return kube_parse_int64(v, &n) ? (json_int_t)n : 0;
 }
 
 static void set_template_generation(json_t *ds, json_int_t gen)

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "controllers/daemonset_internal.h"
+#include "kube/daemonset.h"
+#include "kube/intstr.h"
 
 /* ---- plan and event plumbing ---- */
 
@@ -107,14 +109,14 @@ static int build_slots(ctl_ds_ctx *c, const json_t *tolerations)
     }
     qsort(c->slots, c->nslots, sizeof *c->slots, slot_order);
     for (i = 0; i < c->nclaimed; i++) {
-        const char *target = ctl_ds_pod_node(c->claimed[i]);
+        const char *target = kube_ds_target_node(c->claimed[i]);
         if (!target || ctl_ds_slot_find(c, target)) continue;
         c->slots[c->nslots++] = (ctl_ds_slot){.name = target};
         qsort(c->slots, c->nslots, sizeof *c->slots, slot_order);
     }
     for (i = 0; i < c->nclaimed; i++) {
         const json_t *pod = c->claimed[i];
-        const char *target = ctl_ds_pod_node(pod);
+        const char *target = kube_ds_target_node(pod);
         if (!target || (ctl_ds_pod_terminal(pod) && ctl_ds_pod_deleting(pod))) continue;
         slot_add_pod(c, ctl_ds_slot_find(c, target), pod);
     }
@@ -317,8 +319,8 @@ static void keep_running(ctl_ds_ctx *c, const ctl_ds_slot *s, bool surge, name_l
  * number of creates and deletes it asked for. */
 static size_t manage(ctl_ds_ctx *c)
 {
-    long long surge_count = 0;
-    bool surge = ctl_ds_surge_count(c, 1, &surge_count, NULL, 0) == 0 && surge_count > 0;
+    int64_t surge_count = 0;
+    bool surge = kube_ds_surge_count(c->spec, 1, &surge_count, NULL) == 0 && surge_count > 0;
     name_list create = {0}, del = {0};
     for (size_t i = 0; i < c->nslots; i++) {
         const ctl_ds_slot *s = &c->slots[i];
@@ -445,16 +447,6 @@ static void plan_status(ctl_ds_ctx *c, bool raise_observed)
 
 /* ---- the sync ---- */
 
-static int parse_generation(const char *text, long long *out)
-{
-    if (!text || !*text) return -1;
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (*end) return -1;
-    *out = v;
-    return 0;
-}
-
 static int ctx_init(ctl_ds_ctx *c, const json_t *ds, ctl_ds_plan *plan, gp_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -468,9 +460,11 @@ static int ctx_init(ctl_ds_ctx *c, const json_t *ds, ctl_ds_plan *plan, gp_error
     c->status = kube_obj(ds, "status");
     c->generation = kube_int(meta, "generation");
     c->min_ready_seconds = kube_int(c->spec, "minReadySeconds");
-    c->has_template_generation = parse_generation(kube_str_or_null(kube_obj(meta, "annotations"),
-                                                                   CTL_DS_GENERATION_ANNOTATION),
-                                                  &c->template_generation) == 0;
+    int64_t template_generation;
+    c->has_template_generation = kube_parse_int64(
+        kube_str_or_null(kube_obj(meta, "annotations"), CTL_DS_GENERATION_ANNOTATION),
+        &template_generation);
+    c->template_generation = c->has_template_generation ? template_generation : 0;
     c->plan = plan;
     c->err = err;
     if (!c->name || !c->tmpl) {

@@ -126,13 +126,4 @@ int ctl_ds_rolling_update(ctl_ds_ctx *c);
 /* cleanupHistory. */
 void ctl_ds_cleanup_history(ctl_ds_ctx *c);
 
-/* GetScaledValueFromIntOrPercent(v, total, roundUp=true). An absent value
- * is an error, as a nil IntOrString is. Returns 0, or -1 with `why` filled. */
-int ctl_ds_scaled_value(const json_t *v, long long total, long long *out, char *why,
-                        size_t why_size);
-
-/* SurgeCount(ds, n): 0 unless RollingUpdate with maxSurge set. */
-int ctl_ds_surge_count(const ctl_ds_ctx *c, long long n, long long *out, char *why,
-                       size_t why_size);
-
 #endif

@@ -3,10 +3,10 @@
  * selector of spec.selector. */
 #include "controllers/daemonset_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/intstr.h"
 #include "kube/selector.h"
 
 bool ctl_ds_streq(const char *a, const char *b)
@@ -113,22 +113,6 @@ static bool has_untolerated_taint(const json_t *node, const json_t *tolerations,
 
 /* ---- label requirements ---- */
 
-/* strconv.ParseInt(s, 10, 64). */
-static bool parse_int64(const char *s, long long *out)
-{
-    if (!s || !*s) return false;
-    const char *digits = s + (*s == '+' || *s == '-');
-    if (!*digits) return false;
-    for (const char *p = digits; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end) return false;
-    *out = v;
-    return true;
-}
-
 typedef enum { OP_IN, OP_NOT_IN, OP_EXISTS, OP_NOT_EXISTS, OP_GT, OP_LT, OP_BAD } label_op;
 
 static label_op op_of(const char *op, bool numeric_allowed)
@@ -154,9 +138,9 @@ static bool requirement_valid(const char *key, label_op op, const json_t *values
     if ((op == OP_GT || op == OP_LT) && n != 1) return false;
     for (size_t i = 0; i < n; i++) {
         const json_t *v = json_array_get(values, i);
-        long long ignored;
+        int64_t ignored;
         if (!json_is_string(v)) return false;
-        if ((op == OP_GT || op == OP_LT) && !parse_int64(json_string_value(v), &ignored))
+        if ((op == OP_GT || op == OP_LT) && !kube_parse_int64(json_string_value(v), &ignored))
             return false;
         if (op != OP_GT && op != OP_LT &&
             kube_label_validate_value(json_string_value(v), NULL) != 0)
@@ -181,7 +165,7 @@ static bool requirement_matches(const char *key, label_op op, const json_t *valu
                                 const json_t *labels)
 {
     const char *have = kube_str_or_null(labels, key);
-    long long a, b;
+    int64_t a, b;
     switch (op) {
     case OP_IN:
         return have && value_in(have, values);
@@ -193,8 +177,8 @@ static bool requirement_matches(const char *key, label_op op, const json_t *valu
         return have == NULL;
     case OP_GT:
     case OP_LT:
-        if (!have || !parse_int64(have, &a) ||
-            !parse_int64(json_string_value(json_array_get(values, 0)), &b))
+        if (!have || !kube_parse_int64(have, &a) ||
+            !kube_parse_int64(json_string_value(json_array_get(values, 0)), &b))
             return false;
         return op == OP_GT ? a > b : a < b;
     default:

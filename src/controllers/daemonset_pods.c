@@ -37,30 +37,6 @@ void ctl_ds_hash(const json_t *template_, long long collision_count, char out[16
 
 /* ---- pods ---- */
 
-const char *ctl_ds_pod_node(const json_t *pod)
-{
-    const json_t *spec = kube_obj(pod, "spec");
-    const char *bound = kube_str_or_null(spec, "nodeName");
-    if (bound && *bound) return bound;
-    const json_t *required = kube_obj(kube_obj(kube_obj(spec, "affinity"), "nodeAffinity"),
-                                      "requiredDuringSchedulingIgnoredDuringExecution");
-    size_t i, j;
-    const json_t *term, *req;
-    json_array_foreach(kube_arr(required, "nodeSelectorTerms"), i, term)
-    {
-        json_array_foreach(kube_arr(term, "matchFields"), j, req)
-        {
-            if (strcmp(kube_str(req, "key"), "metadata.name") != 0 ||
-                strcmp(kube_str(req, "operator"), "In") != 0)
-                continue;
-            const json_t *values = kube_arr(req, "values");
-            if (json_array_size(values) != 1) return NULL;
-            return json_string_value(json_array_get(values, 0));
-        }
-    }
-    return NULL;
-}
-
 const char *ctl_ds_pod_label(const json_t *pod, const char *key)
 {
     return kube_str_or_null(kube_obj(kube_obj(pod, "metadata"), "labels"), key);

@@ -6,80 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- intstr ---- */
-
-/* strconv.Atoi, which allows one sign. */
-static int atoi_strict(const char *s, long long *out)
-{
-    const char *p = s + (*s == '+' || *s == '-');
-    if (!*p || strlen(p) > 18) return -1;
-    long long v = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9') return -1;
-        v = v * 10 + (*p - '0');
-    }
-    *out = *s == '-' ? -v : v;
-    return 0;
-}
-
-int ctl_ds_scaled_value(const json_t *v, long long total, long long *out, char *why,
-                        size_t why_size)
-{
-    if (json_is_integer(v)) {
-        *out = (long long)json_integer_value(v);
-        return 0;
-    }
-    if (!json_is_string(v)) {
-        if (why) snprintf(why, why_size, "nil value for IntOrString");
-        return -1;
-    }
-    const char *s = json_string_value(v);
-    size_t len = strlen(s);
-    char number[32];
-    long long pct;
-    if (len == 0 || s[len - 1] != '%' || len >= sizeof number) {
-        if (why) snprintf(why, why_size, "invalid type: string is not a percentage");
-        return -1;
-    }
-    memcpy(number, s, len - 1);
-    number[len - 1] = '\0';
-    if (atoi_strict(number, &pct) != 0) {
-        if (why) snprintf(why, why_size, "invalid value for IntOrString: invalid value \"%s\"", s);
-        return -1;
-    }
-    /* math.Ceil(pct * total / 100); C division truncates, which is the
-     * ceiling for negative quotients. */
-    long long x = pct * total;
-    *out = x > 0 ? (x + 99) / 100 : x / 100;
-    return 0;
-}
-
-static const json_t *rolling_params(const ctl_ds_ctx *c)
-{
-    const json_t *strategy = kube_obj(c->spec, "updateStrategy");
-    if (!ctl_ds_streq(kube_str_or_null(strategy, "type"), "RollingUpdate")) return NULL;
-    return kube_obj(strategy, "rollingUpdate");
-}
-
-int ctl_ds_surge_count(const ctl_ds_ctx *c, long long n, long long *out, char *why, size_t why_size)
-{
-    const json_t *r = rolling_params(c);
-    const json_t *surge = r ? json_object_get(r, "maxSurge") : NULL;
-    *out = 0;
-    if (!surge || json_is_null(surge)) return 0;
-    return ctl_ds_scaled_value(surge, n, out, why, why_size);
-}
-
-/* UnavailableCount: 0 without rollingUpdate, an error for a missing
- * maxUnavailable (a nil IntOrString). */
-static int unavailable_count(const ctl_ds_ctx *c, long long n, long long *out, char *why,
-                             size_t why_size)
-{
-    const json_t *r = rolling_params(c);
-    *out = 0;
-    if (!r) return 0;
-    return ctl_ds_scaled_value(json_object_get(r, "maxUnavailable"), n, out, why, why_size);
-}
+#include "kube/daemonset.h"
 
 /* ---- history ---- */
 
@@ -310,7 +237,7 @@ static bool hash_is_live(const ctl_ds_ctx *c, const char *hash)
     for (size_t i = 0; i < c->nclaimed; i++) {
         const json_t *pod = c->claimed[i];
         const char *h = ctl_ds_pod_label(pod, CTL_DS_HASH_LABEL);
-        if (h && *h && !strcmp(h, hash) && ctl_ds_pod_node(pod)) return true;
+        if (h && *h && !strcmp(h, hash) && kube_ds_target_node(pod)) return true;
     }
     return false;
 }
@@ -471,20 +398,11 @@ static int update_surge(ctl_ds_ctx *c, long long max_surge, long long desired)
 
 int ctl_ds_rolling_update(ctl_ds_ctx *c)
 {
-    long long desired = 0, max_unavailable, max_surge;
+    int64_t desired = 0, max_unavailable, max_surge;
     for (size_t i = 0; i < c->nslots; i++)
         desired += c->slots[i].node && c->slots[i].should_run;
-    char why[200];
-    if (unavailable_count(c, desired, &max_unavailable, why, sizeof why) != 0) {
-        gp_error_set(c->err, NULL, 0, 0, "invalid value for MaxUnavailable: %s", why);
+    if (kube_ds_update_limits(c->spec, desired, &max_unavailable, &max_surge, c->err) != 0)
         return 1;
-    }
-    if (ctl_ds_surge_count(c, desired, &max_surge, why, sizeof why) != 0) {
-        gp_error_set(c->err, NULL, 0, 0, "invalid value for MaxSurge: %s", why);
-        return 1;
-    }
-    /* An impossible 0/0 configuration is read as maxUnavailable 1. */
-    if (desired > 0 && max_unavailable == 0 && max_surge == 0) max_unavailable = 1;
     if (max_surge > 0) return update_surge(c, max_surge, desired);
     str_list del = {calloc(2 * (c->nslots ? c->nslots : 1), sizeof *del.v), 0};
     if (!del.v) return -1;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/intstr.h"
 #include "kube/json.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
@@ -59,23 +60,6 @@ static int oom(gp_error *err)
 static bool has_prefix(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* strconv.ParseInt(s, 10, 64): an optional sign, then only digits. */
-static bool parse_int64(const char *s, int64_t *out)
-{
-    bool neg = *s == '-';
-    if (*s == '-' || *s == '+') s++;
-    if (!*s) return false;
-    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9') return false;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (limit - d) / 10) return false;
-        v = v * 10 + d;
-    }
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
 }
 
 /* ---- growing text --------------------------------------------------------- */
@@ -870,7 +854,7 @@ static bool requirement_valid(const char *key, const char *op, const json_t *val
     if (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0) return count == 0;
     if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) {
         int64_t v;
-        return count == 1 && parse_int64(json_string_value(json_array_get(values, 0)), &v);
+        return count == 1 && kube_parse_int64(json_string_value(json_array_get(values, 0)), &v);
     }
     return false;
 }
@@ -889,8 +873,8 @@ static bool requirement_matches(const json_t *req, const json_t *labels)
     if (strcmp(op, "Exists") == 0) return has;
     if (strcmp(op, "DoesNotExist") == 0) return !has;
     int64_t have, want;
-    if (!has || !parse_int64(value, &have)) return false;
-    parse_int64(json_string_value(json_array_get(values, 0)), &want);
+    if (!has || !kube_parse_int64(value, &have)) return false;
+    kube_parse_int64(json_string_value(json_array_get(values, 0)), &want);
     return strcmp(op, "Gt") == 0 ? have > want : have < want;
 }
 

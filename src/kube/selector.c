@@ -1,11 +1,11 @@
 #include "kube/selector.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/intstr.h"
 #include "kube/json.h"
 
 /* Error texts quote the piece at fault; a fuzzer's long noise is cut short. */
@@ -343,17 +343,6 @@ static int parse_operator(struct lparser *ps)
     }
 }
 
-static bool parse_int64(const char *s, int64_t *out)
-{
-    if (!*s) return false;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || (*s != '-' && *s != '+' && (*s < '0' || *s > '9'))) return false;
-    *out = v;
-    return true;
-}
-
 /* What NewRequirement checks once the pieces are read. */
 static int check_requirement(struct lparser *ps)
 {
@@ -361,7 +350,7 @@ static int check_requirement(struct lparser *ps)
     if (kube_label_validate_key(r->key, ps->err) < 0) return -1;
     for (size_t i = 0; i < r->nvalues; i++)
         if (kube_label_validate_value(r->values[i], ps->err) < 0) return -1;
-    if ((r->op == OP_GT || r->op == OP_LT) && !parse_int64(r->values[0], &r->number)) {
+    if ((r->op == OP_GT || r->op == OP_LT) && !kube_parse_int64(r->values[0], &r->number)) {
         gp_error_set(ps->err, NULL, 0, 0,
                      "for 'Gt', 'Lt' operators, the value must be an integer, not '%.*s'", SHOWN,
                      r->values[0]);
@@ -470,9 +459,9 @@ static bool requirement_matches(const struct requirement *r, const json_t *label
     case OP_NOT_EXISTS:
         return value == NULL;
     case OP_GT:
-        return value && parse_int64(value, &n) && n > r->number;
+        return value && kube_parse_int64(value, &n) && n > r->number;
     case OP_LT:
-        return value && parse_int64(value, &n) && n < r->number;
+        return value && kube_parse_int64(value, &n) && n < r->number;
     }
     return false;
 }

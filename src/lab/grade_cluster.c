@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyze/sched_message.h"
+#include "kube/daemonset.h"
 #include "kube/json.h"
 #include "kube/quantity.h"
 #include "lab/labcluster.h"
@@ -650,19 +651,16 @@ static void grade_step8_file(grader *g)
     manifest_free(&m);
 }
 
-/* maxUnavailable resolved against desired, as the DaemonSet controller
- * does (a percentage rounds up). */
+/* maxUnavailable resolved against desired as the DaemonSet controller's
+ * rolling update resolves it; -1 when the controller would refuse it. */
 static long resolved_max_unavailable(const json_t *ds)
 {
-    const json_t *v = kube_at(ds, "spec.updateStrategy.rollingUpdate.maxUnavailable");
-    long desired = (long)json_integer_value(kube_at(ds, "status.desiredNumberScheduled"));
-    if (!v) return 1;
-    if (json_is_integer(v)) return (long)json_integer_value(v);
-    const char *s = json_string_value(v);
-    if (!s) return -1;
-    size_t n = strlen(s);
-    if (n && s[n - 1] == '%') return (atol(s) * desired + 99) / 100;
-    return atol(s);
+    int64_t desired = kube_int(kube_obj(ds, "status"), "desiredNumberScheduled");
+    int64_t max_unavailable, max_surge;
+    if (kube_ds_update_limits(kube_obj(ds, "spec"), desired, &max_unavailable, &max_surge, NULL) <
+        0)
+        return -1;
+    return (long)max_unavailable;
 }
 
 /* The DaemonSet's pods whose image is not the template's. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "controllers/daemonset.h"
+#include "kube/daemonset.h"
 
 #define DS_NAME "nvidia-container-toolkit"
 #define NOW     1767225600 /* 2026-01-01T00:00:00Z */
@@ -139,7 +140,7 @@ static json_t *realize(const json_t *planned, const char *name, const char *crea
     json_object_del(meta, "generateName");
     json_object_set_new(meta, "name", json_string(name));
     json_object_set_new(meta, "creationTimestamp", json_string(created));
-    const char *node = ctl_ds_pod_node(pod);
+    const char *node = kube_ds_target_node(pod);
     assert_non_null(node);
     if (bind) {
         set_path(pod, "spec", "nodeName", json_string(node));
@@ -187,7 +188,7 @@ static void assert_creates(const ctl_ds_plan *p, const char *nodes)
     json_array_foreach(p->create_pods, i, v)
     {
         if (i) strcat(got, ",");
-        strcat(got, ctl_ds_pod_node(v));
+        strcat(got, kube_ds_target_node(v));
     }
     assert_string_equal(got, nodes);
 }
@@ -1131,11 +1132,11 @@ static void test_pod_node(void **state)
 {
     (void)state;
     json_t *pod = make_pod("p", "lab-node-1", "x", "1", "2025-12-31T00:00:10Z", true);
-    assert_string_equal(ctl_ds_pod_node(pod), "lab-node-1");
+    assert_string_equal(kube_ds_target_node(pod), "lab-node-1");
     json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(""));
-    assert_string_equal(ctl_ds_pod_node(pod), "lab-node-1");
+    assert_string_equal(kube_ds_target_node(pod), "lab-node-1");
     json_object_del(json_object_get(pod, "spec"), "affinity");
-    assert_null(ctl_ds_pod_node(pod));
+    assert_null(kube_ds_target_node(pod));
     json_decref(pod);
 }
 
