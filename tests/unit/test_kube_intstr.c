@@ -243,6 +243,38 @@ static void test_on_delete_counts_no_rolling_update(void **state)
     json_decref(warnings);
 }
 
+/* Disagreement: the controller's errors left out Go's "invalid value for
+ * IntOrString:" for a string that is not a percentage. */
+static void test_controller_error_text(void **state)
+{
+    (void)state;
+    json_t *ds = sq_load(
+        "{'apiVersion':'apps/v1','kind':'DaemonSet','metadata':{'name':'ds','namespace':'ns',"
+        "'uid':'u','generation':1},'spec':{'selector':{'matchLabels':{'app':'ds'}},"
+        "'template':{'metadata':{'labels':{'app':'ds'}},'spec':{'containers':[{'name':'c',"
+        "'image':'i'}]}},'updateStrategy':{'type':'RollingUpdate','rollingUpdate':{"
+        "'maxUnavailable':'5','maxSurge':0}}},'status':{}}");
+    json_t *nodes = sq_load("[{'kind':'Node','metadata':{'name':'n0'},'spec':{},"
+                            "'status':{'conditions':[{'type':'Ready','status':'True'}]}}]");
+    json_t *pods =
+        sq_load("[{'kind':'Pod','metadata':{'name':'ds-a','namespace':'ns','uid':'p','labels':{"
+                "'app':'ds'},'ownerReferences':[{'kind':'DaemonSet','name':'ds','uid':'u',"
+                "'controller':true}]},'spec':{'nodeName':'n0'},'status':{'phase':'Running'}}]");
+    json_t *none = json_array();
+    ctl_ds_plan plan;
+    gp_error err = {0};
+    /* the pod on the one node leaves manage() nothing to do: the rolling
+     * update runs, and stops at maxUnavailable */
+    assert_int_equal(ctl_ds_sync(ds, nodes, pods, none, 1767225600, false, &plan, &err), 1);
+    assert_string_equal(err.text, "invalid value for MaxUnavailable: invalid value for "
+                                  "IntOrString: invalid type: string is not a percentage");
+    ctl_ds_plan_free(&plan);
+    json_decref(ds);
+    json_decref(nodes);
+    json_decref(pods);
+    json_decref(none);
+}
+
 static const json_t *condition_of(const json_t *result, const char *code)
 {
     size_t i;
@@ -298,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_update_limits),
         cmocka_unit_test(test_rollout_analyzer_scales_as_the_controller),
         cmocka_unit_test(test_on_delete_counts_no_rolling_update),
+        cmocka_unit_test(test_controller_error_text),
         cmocka_unit_test(test_lab_grader_expects_the_controllers_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
