@@ -8,6 +8,7 @@
 
 #include "controllers/scheduler.h"
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "util/i18n.h"
 #include "util/hash.h"
 
@@ -21,28 +22,6 @@ const char *an_obj_ref(const json_t *obj, char *buf, size_t size)
     const char *ns = kube_str(meta, "namespace");
     snprintf(buf, size, "%s%s%s", ns, *ns ? "/" : "", kube_str(meta, "name"));
     return buf;
-}
-
-bool an_pod_terminated(const json_t *pod)
-{
-    const char *phase = kube_str(json_object_get(pod, "status"), "phase");
-    return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
-}
-
-const char *an_pod_target_node(const json_t *pod)
-{
-    const char *bound = kube_str(json_object_get(pod, "spec"), "nodeName");
-    if (*bound) return bound;
-    const json_t *terms =
-        kube_path(pod, "spec", "affinity", "nodeAffinity",
-                  "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", NULL);
-    const json_t *field =
-        json_array_get(json_object_get(json_array_get(terms, 0), "matchFields"), 0);
-    if (strcmp(kube_str(field, "key"), "metadata.name") != 0 ||
-        strcmp(kube_str(field, "operator"), "In") != 0)
-        return "";
-    const char *name = json_string_value(json_array_get(json_object_get(field, "values"), 0));
-    return name ? name : "";
 }
 
 static const char *first_of(const char *a, const char *b)
@@ -636,7 +615,7 @@ void an_nodes_add_node(an_nodes *b, const json_t *node)
 void an_nodes_add_pod(an_nodes *b, const json_t *pod)
 {
     const char *node = kube_str(json_object_get(pod, "spec"), "nodeName");
-    if (!*node || an_pod_terminated(pod)) return;
+    if (!*node || kube_pod_terminal(pod)) return;
     const char *names[1] = {b->resource};
     kube_quantity req;
     gp_error err = {0};

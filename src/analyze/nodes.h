@@ -79,12 +79,6 @@ void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err);
 
-/* Phase Succeeded or Failed: the scheduler and kubelet no longer count it. */
-bool an_pod_terminated(const json_t *pod);
-/* The node a pod is bound to (spec.nodeName), else the one its required
- * node affinity pins it to through matchFields metadata.name In [x] (a
- * DaemonSet pod not yet scheduled), else "". */
-const char *an_pod_target_node(const json_t *pod);
 /* The STATUS column of `kubectl get pods`: Init:0/2, Init:Error,
  * ContainerCreating, CrashLoopBackOff, Running, Pending, Terminating... */
 void an_pod_status_text(const json_t *pod, char *buf, size_t size);

@@ -11,6 +11,7 @@
 #include "analyze/sched_message.h"
 #include "kube/daemonset.h"
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
 
@@ -176,29 +177,19 @@ static char *dup_str(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
-/* Seconds since the epoch of an RFC 3339 UTC time ("2025-01-02T03:04:05Z"),
- * -1 when it is not one (days_from_civil, H. Hinnant). */
-static int64_t rfc3339_seconds(const char *s)
-{
-    int y, m, d, hh, mm, ss;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &m, &d, &hh, &mm, &ss) != 6) return -1;
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    int64_t days = era * 146097 + doe - 719468;
-    return days * 86400 + hh * 3600 + mm * 60 + ss;
-}
-
+/* IsPodAvailable against the clock the caller gave; without one, a Ready
+ * pod is available at once. */
 static bool is_available(const an_rollout *b, const json_t *pod)
 {
-    const json_t *ready = kube_condition(pod, "Ready");
-    if (strcmp(kube_str(ready, "status"), "True") != 0) return false;
-    json_int_t min_ready = json_integer_value(kube_path(b->ds, "spec", "minReadySeconds", NULL));
-    if (min_ready <= 0 || b->now == 0) return true;
-    int64_t since = rfc3339_seconds(kube_str(ready, "lastTransitionTime"));
-    return since < 0 || since + min_ready < (int64_t)b->now;
+    if (b->now == 0) return kube_pod_ready(pod);
+    return kube_pod_available(pod, kube_int(kube_obj(b->ds, "spec"), "minReadySeconds"), b->now);
+}
+
+/* The node a DaemonSet pod is for, "" when it names none. */
+static const char *target_node(const json_t *pod)
+{
+    const char *node = kube_ds_target_node(pod);
+    return node ? node : "";
 }
 
 static const char *first_waiting(const json_t *pod)
@@ -242,7 +233,7 @@ static void add_ds_pod(an_rollout *b, const json_t *pod)
     const json_t *sched = kube_condition(pod, "PodScheduled");
     gp_error err = {0};
     p->name = dup_str(kube_str(meta, "name"));
-    p->node = strdup(an_pod_target_node(pod));
+    p->node = strdup(target_node(pod));
     p->hash = dup_str(kube_str(labels, "controller-revision-hash"));
     p->generation = dup_str(kube_str(labels, "pod-template-generation"));
     p->created = dup_str(kube_str(meta, "creationTimestamp"));
@@ -250,10 +241,10 @@ static void add_ds_pod(an_rollout *b, const json_t *pod)
     if (strcmp(kube_str(sched, "status"), "False") == 0)
         p->sched_message = dup_str(kube_str(sched, "message"));
     p->bound = *kube_str(json_object_get(pod, "spec"), "nodeName") != '\0';
-    p->ready = strcmp(kube_str(kube_condition(pod, "Ready"), "status"), "True") == 0;
+    p->ready = kube_pod_ready(pod);
     p->available = is_available(b, pod);
-    p->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
-    p->terminal = an_pod_terminated(pod);
+    p->deleting = kube_deleting(pod);
+    p->terminal = kube_pod_terminal(pod);
     an_pod_status_text(pod, p->status, sizeof p->status);
     if (an_pod_requests(pod, b->names, b->nres, p->req, &err) < 0)
         json_array_append_new(b->warnings, json_string(err.text));
@@ -267,7 +258,7 @@ void an_rollout_add_pod(an_rollout *b, const json_t *pod)
         return;
     }
     const char *node = kube_str(json_object_get(pod, "spec"), "nodeName");
-    if (!*node || an_pod_terminated(pod)) return;
+    if (!*node || kube_pod_terminal(pod)) return;
     kube_quantity req[MAX_RES];
     gp_error err = {0};
     if (an_pod_requests(pod, b->names, b->nres, req, &err) < 0) {

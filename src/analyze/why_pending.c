@@ -8,7 +8,9 @@
 
 #include "analyze/nodes.h"
 #include "analyze/sched_message.h"
+#include "kube/daemonset.h"
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
 
@@ -179,11 +181,12 @@ static void add_plugin_pod(an_why_pending *b, const json_t *pod)
     char ref[600];
     p->ref = strdup(an_obj_ref(pod, ref, sizeof ref));
     p->name = strdup(kube_str(json_object_get(pod, "metadata"), "name"));
-    p->node = strdup(an_pod_target_node(pod));
+    const char *node = kube_ds_target_node(pod);
+    p->node = strdup(node ? node : "");
     p->runtime_class = strdup(kube_str(json_object_get(pod, "spec"), "runtimeClassName"));
     snprintf(p->phase, sizeof p->phase, "%s", kube_str(json_object_get(pod, "status"), "phase"));
     an_pod_status_text(pod, p->status, sizeof p->status);
-    p->ready = strcmp(kube_str(kube_condition(pod, "Ready"), "status"), "True") == 0;
+    p->ready = kube_pod_ready(pod);
     if (!p->ref || !p->name || !p->node || !p->runtime_class) b->oom = true;
 }
 
@@ -195,7 +198,7 @@ void an_why_pending_add_pod(an_why_pending *b, const json_t *pod)
         return; /* the pod itself does not compete with itself */
     if (is_plugin_pod(pod)) add_plugin_pod(b, pod);
     const char *node = kube_str(json_object_get(pod, "spec"), "nodeName");
-    if (!*node || an_pod_terminated(pod)) return;
+    if (!*node || kube_pod_terminal(pod)) return;
     kube_quantity req[MAX_RES];
     gp_error err = {0};
     if (an_pod_requests(pod, b->names, b->nres, req, &err) < 0) {

@@ -16,6 +16,7 @@
 #include "kube/protobuf.h"
 #include "kube/smp.h"
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "kube/time.h"
 #include "util/random.h"
 
@@ -782,9 +783,8 @@ static long long pod_grace(const json_t *pod, long long asked)
 {
     const json_t *spec = json_object_get(pod, "spec");
     const char *node = json_string_value(json_object_get(spec, "nodeName"));
-    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
     if (!node || !*node) return 0;
-    if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) return 0;
+    if (kube_pod_terminal(pod)) return 0;
     if (asked >= 0) return asked;
     const json_t *g = json_object_get(spec, "terminationGracePeriodSeconds");
     return json_is_integer(g) ? json_integer_value(g) : 30;

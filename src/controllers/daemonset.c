@@ -117,7 +117,7 @@ static int build_slots(ctl_ds_ctx *c, const json_t *tolerations)
     for (i = 0; i < c->nclaimed; i++) {
         const json_t *pod = c->claimed[i];
         const char *target = kube_ds_target_node(pod);
-        if (!target || (ctl_ds_pod_terminal(pod) && ctl_ds_pod_deleting(pod))) continue;
+        if (!target || (kube_pod_terminal(pod) && kube_deleting(pod))) continue;
         slot_add_pod(c, ctl_ds_slot_find(c, target), pod);
     }
     return c->oom ? -1 : 0;
@@ -269,7 +269,8 @@ static void prune_surge(ctl_ds_ctx *c, const json_t **running, size_t n, name_li
         names_add(c, del, ctl_ds_pod_name(running[i]));
     }
     if (oldest_new && oldest_old &&
-        (!ctl_ds_pod_ready(oldest_old) || ctl_ds_pod_available(c, oldest_new)))
+        (!kube_pod_ready(oldest_old) ||
+         kube_pod_available(oldest_new, c->min_ready_seconds, c->now)))
         names_add(c, del, ctl_ds_pod_name(oldest_old));
 }
 
@@ -289,7 +290,7 @@ static void keep_running(ctl_ds_ctx *c, const ctl_ds_slot *s, bool surge, name_l
     for (size_t i = 0; i < s->npods; i++) {
         const json_t *pod = s->pods[i];
         const char *phase = kube_str(kube_obj(pod, "status"), "phase");
-        if (ctl_ds_pod_deleting(pod)) continue;
+        if (kube_deleting(pod)) continue;
         if (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded")) {
             bool failed = !strcmp(phase, "Failed");
             snprintf(message, sizeof message,
@@ -331,8 +332,7 @@ static size_t manage(ctl_ds_ctx *c)
             keep_running(c, s, surge, &create, &del);
         } else {
             for (size_t j = 0; j < s->npods; j++)
-                if (!ctl_ds_pod_deleting(s->pods[j]))
-                    names_add(c, &del, ctl_ds_pod_name(s->pods[j]));
+                if (!kube_deleting(s->pods[j])) names_add(c, &del, ctl_ds_pod_name(s->pods[j]));
         }
     }
     for (size_t i = 0; i < c->nslots; i++) {
@@ -370,9 +370,9 @@ static ds_counts count_status(ctl_ds_ctx *c)
         k.current++;
         ctl_ds_sort_pods(s->pods, s->npods);
         const json_t *oldest = s->pods[0];
-        if (ctl_ds_pod_ready(oldest)) {
+        if (kube_pod_ready(oldest)) {
             k.ready++;
-            k.available += ctl_ds_pod_available(c, oldest);
+            k.available += kube_pod_available(oldest, c->min_ready_seconds, c->now);
         }
         k.updated += ctl_ds_pod_updated(c, oldest);
     }
@@ -538,7 +538,7 @@ int ctl_ds_sync(const json_t *ds, const json_t *nodes, const json_t *pods, const
         return c.oom ? -1 : 0;
     }
     /* A DaemonSet being deleted may already have lost its history. */
-    if (ctl_ds_pod_deleting(ds)) return 0;
+    if (kube_deleting(ds)) return 0;
     bool invalid = false;
     ctl_ds_selector_matches(selector, NULL, &invalid);
     if (invalid) {

@@ -10,6 +10,7 @@
 
 #include "controllers/daemonset.h"
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "util/error.h"
 
 #define CTL_DS_HASH_LABEL            "controller-revision-hash"
@@ -86,10 +87,6 @@ json_t *ctl_ds_controller_ref(const ctl_ds_ctx *c);
 
 /* Pod helpers (daemonset_pods.c). */
 const char *ctl_ds_pod_name(const json_t *pod);
-bool ctl_ds_pod_terminal(const json_t *pod);
-bool ctl_ds_pod_ready(const json_t *pod);
-bool ctl_ds_pod_available(const ctl_ds_ctx *c, const json_t *pod);
-bool ctl_ds_pod_deleting(const json_t *pod);
 /* IsPodUpdated: the hash label equals the current hash, or the
  * pod-template-generation label equals the template generation. */
 bool ctl_ds_pod_updated(const ctl_ds_ctx *c, const json_t *pod);

@@ -42,46 +42,6 @@ const char *ctl_ds_pod_label(const json_t *pod, const char *key)
     return kube_str_or_null(kube_obj(kube_obj(pod, "metadata"), "labels"), key);
 }
 
-static const json_t *ready_condition(const json_t *pod)
-{
-    size_t i;
-    const json_t *cond;
-    json_array_foreach(kube_arr(kube_obj(pod, "status"), "conditions"), i, cond)
-    {
-        if (ctl_ds_streq(kube_str_or_null(cond, "type"), "Ready")) return cond;
-    }
-    return NULL;
-}
-
-bool ctl_ds_pod_ready(const json_t *pod)
-{
-    return ctl_ds_streq(kube_str_or_null(ready_condition(pod), "status"), "True");
-}
-
-/* IsPodAvailable: Ready, and Ready for longer than minReadySeconds. */
-bool ctl_ds_pod_available(const ctl_ds_ctx *c, const json_t *pod)
-{
-    if (!ctl_ds_pod_ready(pod)) return false;
-    if (c->min_ready_seconds <= 0) return true;
-    time_t since;
-    if (kube_time_parse_seconds(kube_str_or_null(ready_condition(pod), "lastTransitionTime"),
-                                &since) != 0)
-        return false;
-    return (long long)since + c->min_ready_seconds < (long long)c->now;
-}
-
-bool ctl_ds_pod_deleting(const json_t *pod)
-{
-    const json_t *ts = json_object_get(kube_obj(pod, "metadata"), "deletionTimestamp");
-    return ts && !json_is_null(ts);
-}
-
-bool ctl_ds_pod_terminal(const json_t *pod)
-{
-    const char *phase = kube_str(kube_obj(pod, "status"), "phase");
-    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
-}
-
 bool ctl_ds_pod_updated(const ctl_ds_ctx *c, const json_t *pod)
 {
     const char *hash = ctl_ds_pod_label(pod, CTL_DS_HASH_LABEL);
@@ -187,7 +147,7 @@ void ctl_ds_claim_pods(ctl_ds_ctx *c, const json_t *pods, bool *invalid)
                           json_pack("{s:{s:[{s:s,s:s}],s:s}}", "metadata", "ownerReferences",
                                     "$patch", "delete", "uid", c->uid, "uid",
                                     kube_str(meta, "uid")));
-        } else if (matches && !ctl_ds_pod_deleting(pod)) {
+        } else if (matches && !kube_deleting(pod)) {
             add_pod_patch(c, pod, smp,
                           json_pack("{s:{s:[o],s:s}}", "metadata", "ownerReferences",
                                     ctl_ds_controller_ref(c), "uid", kube_str(meta, "uid")));

@@ -268,7 +268,7 @@ static bool split_node_pods(const ctl_ds_ctx *c, const ctl_ds_slot *s, const jso
     *new_pod = *old_pod = NULL;
     for (size_t i = 0; i < s->npods; i++) {
         const json_t *pod = s->pods[i];
-        if (ctl_ds_pod_deleting(pod)) continue;
+        if (kube_deleting(pod)) continue;
         const json_t **slot = ctl_ds_pod_updated(c, pod) ? new_pod : old_pod;
         if (*slot) return false;
         *slot = pod;
@@ -307,8 +307,8 @@ static void update_no_surge(ctl_ds_ctx *c, long long max_unavailable, str_list *
         if (!split_node_pods(c, s, &new_pod, &old_pod) || (!new_pod) == (!old_pod)) {
             num_unavailable++;
         } else if (new_pod) {
-            num_unavailable += !ctl_ds_pod_available(c, new_pod);
-        } else if (!ctl_ds_pod_available(c, old_pod)) {
+            num_unavailable += !kube_pod_available(new_pod, c->min_ready_seconds, c->now);
+        } else if (!kube_pod_available(old_pod, c->min_ready_seconds, c->now)) {
             allowed[nallowed++] = pod_name_of(old_pod);
             num_unavailable++;
         } else if (num_unavailable < max_unavailable) {
@@ -337,17 +337,17 @@ static int surge_node(ctl_ds_ctx *c, const ctl_ds_slot *s, long long max_surge, 
         return 0;
     }
     const json_t *counted = old_pod ? old_pod : new_pod;
-    if (counted && ctl_ds_pod_available(c, counted)) st->num_available++;
+    if (counted && kube_pod_available(counted, c->min_ready_seconds, c->now)) st->num_available++;
     if (!old_pod) return 0;
     if (new_pod) {
-        if (!ctl_ds_pod_available(c, new_pod))
+        if (!kube_pod_available(new_pod, c->min_ready_seconds, c->now))
             st->num_surge++;
         else
             st->del.v[st->del.n++] = pod_name_of(old_pod);
         return 0;
     }
     if (!s->node) return -1;
-    if (!ctl_ds_pod_available(c, old_pod)) {
+    if (!kube_pod_available(old_pod, c->min_ready_seconds, c->now)) {
         if (!s->should_run)
             st->del.v[st->del.n++] = pod_name_of(old_pod);
         else

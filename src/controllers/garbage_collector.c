@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "kube/time.h"
 
 #define FINALIZER_ORPHAN     "orphan"
@@ -340,9 +341,8 @@ static bool survives_delete(const json_t *entry, const json_t *obj)
         return true;
     if (!kube_str_is(entry, "resource", "pods") || nonempty(kube_str_or_null(entry, "group")))
         return false;
-    const char *phase = kube_str_or_null(json_object_get(obj, "status"), "phase");
-    bool finished = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
-    return nonempty(kube_str_or_null(json_object_get(obj, "spec"), "nodeName")) && !finished;
+    return nonempty(kube_str_or_null(json_object_get(obj, "spec"), "nodeName")) &&
+           !kube_pod_terminal(obj);
 }
 
 static void count(bool *ok, json_t *counts, const char *key)

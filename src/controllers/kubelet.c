@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "kube/time.h"
 
 /* ---- reading objects ---- */
@@ -414,11 +415,6 @@ static json_t *started_status(const json_t *pod, const json_t *c, run_state how,
     return st;
 }
 
-static bool is_sidecar(const json_t *c)
-{
-    return kube_str_is(c, "restartPolicy", "Always");
-}
-
 static json_t *ready_condition(const char *type, const char *now)
 {
     return json_pack("{s:s, s:s, s:n, s:s, s:n, s:n}", "type", type, "status", "True",
@@ -453,7 +449,7 @@ static json_t *ready_statuses(const json_t *pod, const char *list, bool init, co
     const json_t *c;
     json_array_foreach(json_object_get(kube_obj(pod, "spec"), list), i, c)
     {
-        run_state how = !init || is_sidecar(c) ? RUNS : COMPLETED;
+        run_state how = !init || kube_container_is_sidecar(c) ? RUNS : COMPLETED;
         if (ok) push(&ok, out, started_status(pod, c, how, now));
     }
     if (ok) return out;
@@ -532,7 +528,8 @@ static void add_names(bool *ok, json_t *names, const json_t *containers, bool si
     const json_t *c;
     json_array_foreach(containers, i, c)
     {
-        if (!sidecars_only || is_sidecar(c)) push(ok, names, json_string(kube_str(c, "name")));
+        if (!sidecars_only || kube_container_is_sidecar(c))
+            push(ok, names, json_string(kube_str(c, "name")));
     }
 }
 

@@ -22,6 +22,7 @@
 
 #include "kube/intstr.h"
 #include "kube/json.h"
+#include "kube/pod.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "util/error.h"
@@ -1476,17 +1477,9 @@ static int find_node(const sched *s, const char *name)
 /* podTerminatingByPreemption. */
 static bool terminating_by_preemption(const json_t *pod)
 {
-    const json_t *ts = kube_get(kube_get(pod, "metadata"), "deletionTimestamp");
-    if (!ts || json_is_null(ts)) return false;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(kube_get(kube_get(pod, "status"), "conditions"), i, c)
-    {
-        if (strcmp(kube_str(c, "type"), "DisruptionTarget") != 0) continue;
-        return strcmp(kube_str(c, "status"), "True") == 0 &&
-               strcmp(kube_str(c, "reason"), "PreemptionByScheduler") == 0;
-    }
-    return false;
+    if (!kube_deleting(pod)) return false;
+    const json_t *c = kube_condition(pod, "DisruptionTarget");
+    return kube_str_is(c, "status", "True") && kube_str_is(c, "reason", "PreemptionByScheduler");
 }
 
 /* PodEligibleToPreemptOthers: NULL when eligible, else why not. */
@@ -1835,9 +1828,7 @@ bool ctl_sched_wants(const json_t *pod)
     if (*kube_str(spec, "nodeName")) return false;
     const char *scheduler = kube_str(spec, "schedulerName");
     if (*scheduler && strcmp(scheduler, "default-scheduler") != 0) return false;
-    const json_t *deleting = kube_get(kube_get(pod, "metadata"), "deletionTimestamp");
-    if (deleting && !json_is_null(deleting)) return false;
+    if (kube_deleting(pod)) return false;
     if (json_array_size(kube_get(spec, "schedulingGates")) > 0) return false;
-    const char *phase = kube_str(kube_get(pod, "status"), "phase");
-    return strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0;
+    return !kube_pod_terminal(pod);
 }

@@ -8,6 +8,7 @@
 #include "controllers/controllers_internal.h"
 #include "controllers/kubelet.h"
 #include "kube/time.h"
+#include "kube/pod.h"
 
 /* A lab drill takes a node down with `kubectl annotate node X
  * gpuop.io/not-ready=true`: its kubelet stops posting status (conditions
@@ -26,12 +27,6 @@ static bool node_ready(const json_t *node)
     return kube_str_is(kube_condition(node, "Ready"), "status", "True");
 }
 
-static bool terminal(const json_t *pod)
-{
-    const char *phase = kube_str_or_null(kube_get(pod, "status"), "phase");
-    return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-}
-
 static const char *nonempty_or_null(const char *v)
 {
     return v && *v ? v : NULL;
@@ -48,7 +43,7 @@ static void *summarize_pod(const json_t *pod)
     p->ip = nonempty_or_null(kube_str_or_null(kube_get(pod, "status"), "podIP"));
     p->rv = rv_of(pod);
     p->deleting = kube_deleting(pod);
-    p->terminal = terminal(pod);
+    p->terminal = kube_pod_terminal(pod);
     p->wants_scheduling = ctl_sched_wants(pod);
     return p;
 }
