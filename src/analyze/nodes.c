@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/scheduler.h"
 #include "kube/json.h"
 #include "kube/pod.h"
+#include "kube/pod_requests.h"
 #include "util/i18n.h"
 #include "util/hash.h"
 
@@ -181,7 +181,7 @@ void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err)
 {
-    if (ctl_sched_pod_requests(pod, names, n, out, err) == 0) return 0;
+    if (kube_pod_requests_of(pod, names, n, out, err) == 0) return 0;
     char ref[320];
     gp_error e = *err;
     gp_error_set(err, NULL, 0, 0, "pod %s: %s", an_obj_ref(pod, ref, sizeof ref), e.text);

@@ -65,17 +65,14 @@ char *an_nodes_render(const json_t *report, an_format fmt);
  * pods pruned to this list equal reports from whole pods. */
 extern const char *const an_pod_fields[];
 
-/* resourcehelper.PodRequests for the resources `names` (n of them): the sum
- * over containers, maxed with init containers (sidecars, restartPolicy
- * Always, add to both), plus spec.overhead. out[i] is names[i]'s request,
- * zero when none. -1 with err naming the pod when a quantity does not parse.
- * This duplicates src/controllers/scheduler.c's private pod_requests until sched.h
- * exposes it. */
 /* Adds to names[0..*n) (at most max, each name once, borrowed from the
  * spec) every resource a pod spec's containers, init containers and
  * overhead request or limit, in that order. */
 void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n, size_t max);
 
+/* kube_pod_requests_of (resourcehelper.PodRequests) for the resources
+ * `names`, with the pod named in the error of a quantity that does not
+ * parse. */
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err);
 

@@ -23,6 +23,7 @@
 #include "kube/intstr.h"
 #include "kube/json.h"
 #include "kube/pod.h"
+#include "kube/pod_requests.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "util/error.h"
@@ -110,202 +111,6 @@ static char *sb_take(sbuf *b)
     return b->s;
 }
 
-/* ---- exact resource lists (v1.ResourceList) ------------------------------- */
-
-typedef struct qentry {
-    const char *name; /* borrowed from the pod or node object */
-    kube_quantity q;
-} qentry;
-
-typedef struct qlist {
-    qentry *v;
-    size_t n, cap;
-} qlist;
-
-static void qlist_free(qlist *l)
-{
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-static qentry *qlist_find(const qlist *l, const char *name)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].name, name) == 0) return &l->v[i];
-    return NULL;
-}
-
-static int qlist_append(qlist *l, const char *name, const kube_quantity *q, gp_error *err)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        qentry *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return oom(err);
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n].name = name;
-    l->v[l->n].q = *q;
-    l->n++;
-    return 0;
-}
-
-/* addResourceList for one entry. */
-static int qlist_add(qlist *l, const char *name, const kube_quantity *q, gp_error *err)
-{
-    qentry *e = qlist_find(l, name);
-    if (!e) return qlist_append(l, name, q, err);
-    return kube_quantity_add(&e->q, q, &e->q, err);
-}
-
-/* maxResourceList for one entry. */
-static int qlist_max(qlist *l, const char *name, const kube_quantity *q, gp_error *err)
-{
-    qentry *e = qlist_find(l, name);
-    if (!e) return qlist_append(l, name, q, err);
-    if (kube_quantity_cmp(q, &e->q) > 0) e->q = *q;
-    return 0;
-}
-
-static int qlist_add_all(qlist *dst, const qlist *src, gp_error *err)
-{
-    for (size_t i = 0; i < src->n; i++)
-        if (qlist_add(dst, src->v[i].name, &src->v[i].q, err) < 0) return -1;
-    return 0;
-}
-
-static int qlist_max_all(qlist *dst, const qlist *src, gp_error *err)
-{
-    for (size_t i = 0; i < src->n; i++)
-        if (qlist_max(dst, src->v[i].name, &src->v[i].q, err) < 0) return -1;
-    return 0;
-}
-
-/* Quantity.UnmarshalJSON also takes a bare JSON number; anything else is
- * handed to the parser as its JSON text, so the error names what was there. */
-static int parse_quantity(const json_t *v, kube_quantity *q, gp_error *err)
-{
-    if (json_is_string(v)) return kube_quantity_parse(json_string_value(v), q, err);
-    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-    if (!text) return oom(err);
-    int rc = kube_quantity_parse(text, q, err);
-    free(text);
-    return rc;
-}
-
-/* Reads a ResourceList object (requests, overhead, allocatable) into l. */
-static int parse_resource_list(const json_t *obj, qlist *l, gp_error *err)
-{
-    const char *name;
-    json_t *v;
-    /* The foreach macro wants a mutable object; it only reads it. */
-    json_object_foreach((json_t *)obj, name, v)
-    {
-        kube_quantity q;
-        if (parse_quantity(v, &q, err) < 0 || qlist_add(l, name, &q, err) < 0) return -1;
-    }
-    return 0;
-}
-
-/* The defaults scoring puts in place of a missing cpu or memory request
- * (NonMissingContainerRequests). */
-typedef struct nonzero_defaults {
-    kube_quantity cpu, memory;
-} nonzero_defaults;
-
-/* One container's requests; with `nz`, a missing cpu or memory request reads
- * as the scoring default (applyNonMissing). */
-static int container_requests(const json_t *c, const nonzero_defaults *nz, qlist *l, gp_error *err)
-{
-    if (parse_resource_list(kube_get(kube_get(c, "resources"), "requests"), l, err) < 0) return -1;
-    /* A limit without a request is the request: the API server's defaulting
-     * writes it so for every stored pod, and snapshots made by hand (or by
-     * tools that skip defaulting) may lack it. */
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *)kube_get(kube_get(c, "resources"), "limits"), name, v)
-    {
-        kube_quantity q;
-        if (qlist_find(l, name)) continue;
-        if (parse_quantity(v, &q, err) < 0 || qlist_append(l, name, &q, err) < 0) return -1;
-    }
-    if (!nz) return 0;
-    if (!qlist_find(l, "cpu") && qlist_append(l, "cpu", &nz->cpu, err) < 0) return -1;
-    if (!qlist_find(l, "memory") && qlist_append(l, "memory", &nz->memory, err) < 0) return -1;
-    return 0;
-}
-
-static bool is_sidecar(const json_t *c)
-{
-    return strcmp(kube_str(c, "restartPolicy"), "Always") == 0;
-}
-
-/* Init containers raise the floor (AggregateContainerRequests): init
- * container i needs its own requests plus every sidecar started before it;
- * sidecars also run beside the regular containers, so they add to `reqs`. */
-static int init_floor(const json_t *inits, const nonzero_defaults *nz, qlist *reqs, qlist *floor,
-                      gp_error *err)
-{
-    qlist sidecars = {0}, one = {0};
-    int rc = 0;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(inits, i, c)
-    {
-        one.n = 0;
-        rc = container_requests(c, nz, &one, err);
-        if (rc == 0 && is_sidecar(c)) {
-            rc = qlist_add_all(reqs, &one, err);
-            if (rc == 0) rc = qlist_add_all(&sidecars, &one, err);
-            if (rc == 0) rc = qlist_max_all(floor, &sidecars, err);
-        } else if (rc == 0) {
-            rc = qlist_add_all(&one, &sidecars, err);
-            if (rc == 0) rc = qlist_max_all(floor, &one, err);
-        }
-        if (rc < 0) break;
-    }
-    qlist_free(&sidecars);
-    qlist_free(&one);
-    return rc;
-}
-
-/* resourcehelper.PodRequests: containers summed, maxed with the init
- * containers' floor, plus spec.overhead. */
-static int pod_requests(const json_t *pod, const nonzero_defaults *nz, qlist *reqs, gp_error *err)
-{
-    const json_t *spec = kube_get(pod, "spec");
-    qlist one = {0}, floor = {0};
-    int rc = 0;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(kube_get(spec, "containers"), i, c)
-    {
-        one.n = 0;
-        rc = container_requests(c, nz, &one, err);
-        if (rc == 0) rc = qlist_add_all(reqs, &one, err);
-        if (rc < 0) break;
-    }
-    if (rc == 0) rc = init_floor(kube_get(spec, "initContainers"), nz, reqs, &floor, err);
-    if (rc == 0) rc = qlist_max_all(reqs, &floor, err);
-    if (rc == 0) rc = parse_resource_list(kube_get(spec, "overhead"), reqs, err);
-    qlist_free(&one);
-    qlist_free(&floor);
-    return rc;
-}
-
-int ctl_sched_pod_requests(const json_t *pod, const char *const *names, size_t n,
-                           kube_quantity *out, gp_error *err)
-{
-    qlist reqs = {0};
-    int rc = pod_requests(pod, NULL, &reqs, err);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const qentry *e = qlist_find(&reqs, names[i]);
-        out[i] = e ? e->q : (kube_quantity){0};
-    }
-    qlist_free(&reqs);
-    return rc;
-}
-
 /* ---- scheduler resources (framework.Resource) ----------------------------- */
 
 typedef struct amount {
@@ -350,13 +155,13 @@ static int64_t scalar_of(const resources *r, const char *name)
 }
 
 /* Resource.Add over a list: cpu as MilliValue, the rest as Value. */
-static int to_resources(const qlist *l, resources *r, gp_error *err)
+static int to_resources(const kube_resource_list *l, resources *r, gp_error *err)
 {
     memset(r, 0, sizeof *r);
     r->scalars = calloc(l->n + 1, sizeof *r->scalars);
     if (!r->scalars) return oom(err);
     for (size_t i = 0; i < l->n; i++) {
-        const qentry *e = &l->v[i];
+        const kube_resource *e = &l->v[i];
         switch (resource_kind(e->name)) {
         case RK_CPU:
             if (kube_quantity_to_milli(&e->q, &r->milli_cpu, err) < 0) return -1;
@@ -426,7 +231,7 @@ typedef struct sched {
     pod_info self;
     node_info *nodes;
     size_t n;
-    nonzero_defaults nz;
+    kube_non_missing nz;
     gp_error err;
 } sched;
 
@@ -467,18 +272,19 @@ static int collect_ports(pod_info *p, gp_error *err)
     return 0;
 }
 
-static int nonzero_requests(pod_info *p, const nonzero_defaults *nz, gp_error *err)
+static int nonzero_requests(pod_info *p, const kube_non_missing *nz, gp_error *err)
 {
-    qlist l = {0};
-    int rc = pod_requests(p->obj, nz, &l, err);
-    const qentry *cpu = qlist_find(&l, "cpu"), *mem = qlist_find(&l, "memory");
+    kube_resource_list l = {0};
+    int rc = kube_pod_requests(p->obj, nz, &l, err);
+    const kube_resource *cpu = kube_resource_list_find(&l, "cpu"),
+                        *mem = kube_resource_list_find(&l, "memory");
     if (rc == 0 && cpu) rc = kube_quantity_to_milli(&cpu->q, &p->nonzero_milli_cpu, err);
     if (rc == 0 && mem) p->nonzero_memory = kube_quantity_to_units(&mem->q);
-    qlist_free(&l);
+    kube_resource_list_free(&l);
     return rc;
 }
 
-static int pod_info_init(pod_info *p, const json_t *pod, const nonzero_defaults *nz, gp_error *err)
+static int pod_info_init(pod_info *p, const json_t *pod, const kube_non_missing *nz, gp_error *err)
 {
     memset(p, 0, sizeof *p);
     p->obj = pod;
@@ -486,10 +292,10 @@ static int pod_info_init(pod_info *p, const json_t *pod, const nonzero_defaults 
     p->priority = json_is_integer(prio) ? json_integer_value(prio) : 0;
     const json_t *start = kube_get(kube_get(pod, "status"), "startTime");
     p->start_time = json_is_string(start) ? json_string_value(start) : NULL;
-    qlist l = {0};
-    int rc = pod_requests(pod, NULL, &l, err);
+    kube_resource_list l = {0};
+    int rc = kube_pod_requests(pod, NULL, &l, err);
     if (rc == 0) rc = to_resources(&l, &p->req, err);
-    qlist_free(&l);
+    kube_resource_list_free(&l);
     if (rc == 0) rc = nonzero_requests(p, nz, err);
     if (rc == 0) rc = collect_ports(p, err);
     return rc;
@@ -626,7 +432,7 @@ static bool unread_by(const memo_entry *e, unsigned build)
 /* The info of a bound pod, borrowed from the memo; parsed into the recent
  * table the first time. Out of memory there, it is parsed for this build
  * only (out->borrowed false). */
-static int memo_info(ctl_sched_memo *m, const json_t *pod, const nonzero_defaults *nz,
+static int memo_info(ctl_sched_memo *m, const json_t *pod, const kube_non_missing *nz,
                      pod_info *out, gp_error *err)
 {
     memo_entry *e = memo_find(&m->settled, pod);
@@ -702,7 +508,7 @@ void ctl_sched_memo_trim(ctl_sched_memo *m, size_t live)
 
 int ctl_sched_memo_prime(ctl_sched_memo *m, const json_t *key, const json_t *pod, gp_error *err)
 {
-    nonzero_defaults nz;
+    kube_non_missing nz;
     if (kube_quantity_parse(DEFAULT_MILLI_CPU, &nz.cpu, err) < 0 ||
         kube_quantity_parse(DEFAULT_MEMORY, &nz.memory, err) < 0)
         return -1;
@@ -722,7 +528,7 @@ int ctl_sched_memo_prime(ctl_sched_memo *m, const json_t *key, const json_t *pod
     return 0;
 }
 
-static int node_info_init(node_info *ni, const ctl_sched_node *in, const nonzero_defaults *nz,
+static int node_info_init(node_info *ni, const ctl_sched_node *in, const kube_non_missing *nz,
                           ctl_sched_memo *memo, gp_error *err)
 {
     memset(ni, 0, sizeof *ni);
@@ -731,10 +537,11 @@ static int node_info_init(node_info *ni, const ctl_sched_node *in, const nonzero
     ni->labels = kube_get(kube_get(in->node, "metadata"), "labels");
     ni->taints = kube_get(kube_get(in->node, "spec"), "taints");
     ni->unschedulable = json_is_true(kube_get(kube_get(in->node, "spec"), "unschedulable"));
-    qlist l = {0};
-    int rc = parse_resource_list(kube_get(kube_get(in->node, "status"), "allocatable"), &l, err);
+    kube_resource_list l = {0};
+    int rc =
+        kube_resource_list_read(kube_get(kube_get(in->node, "status"), "allocatable"), &l, err);
     if (rc == 0) rc = to_resources(&l, &ni->alloc, err);
-    qlist_free(&l);
+    kube_resource_list_free(&l);
     if (rc < 0) return -1;
     ni->pods = calloc(in->pod_count + 1, sizeof *ni->pods);
     if (!ni->pods) return oom(err);
