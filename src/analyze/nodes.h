@@ -76,9 +76,6 @@ void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err);
 
-/* The STATUS column of `kubectl get pods`: Init:0/2, Init:Error,
- * ContainerCreating, CrashLoopBackOff, Running, Pending, Terminating... */
-void an_pod_status_text(const json_t *pod, char *buf, size_t size);
 /* "ns/name" into buf. */
 const char *an_obj_ref(const json_t *obj, char *buf, size_t size);
 

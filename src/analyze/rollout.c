@@ -12,6 +12,7 @@
 #include "kube/daemonset.h"
 #include "kube/json.h"
 #include "kube/pod.h"
+#include "kube/pod_print.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
 
@@ -245,7 +246,7 @@ static void add_ds_pod(an_rollout *b, const json_t *pod)
     p->available = is_available(b, pod);
     p->deleting = kube_deleting(pod);
     p->terminal = kube_pod_terminal(pod);
-    an_pod_status_text(pod, p->status, sizeof p->status);
+    kube_pod_status_text(pod, p->status, sizeof p->status);
     if (an_pod_requests(pod, b->names, b->nres, p->req, &err) < 0)
         json_array_append_new(b->warnings, json_string(err.text));
     if (!p->name || !p->node) b->oom = true;

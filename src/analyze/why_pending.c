@@ -11,6 +11,7 @@
 #include "kube/daemonset.h"
 #include "kube/json.h"
 #include "kube/pod.h"
+#include "kube/pod_print.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
 
@@ -185,7 +186,7 @@ static void add_plugin_pod(an_why_pending *b, const json_t *pod)
     p->node = strdup(node ? node : "");
     p->runtime_class = strdup(kube_str(json_object_get(pod, "spec"), "runtimeClassName"));
     snprintf(p->phase, sizeof p->phase, "%s", kube_str(json_object_get(pod, "status"), "phase"));
-    an_pod_status_text(pod, p->status, sizeof p->status);
+    kube_pod_status_text(pod, p->status, sizeof p->status);
     p->ready = kube_pod_ready(pod);
     if (!p->ref || !p->name || !p->node || !p->runtime_class) b->oom = true;
 }

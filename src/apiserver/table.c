@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kube/json.h"
+#include "kube/pod_print.h"
 #include "kube/selector.h"
 #include "kube/time.h"
 #include "util/error.h"
@@ -574,196 +575,13 @@ static const column default_columns[] = {
 
 /* ---- Pod ------------------------------------------------------------------ */
 
-static bool terminal_phase(const char *phase)
+/* The STATUS cell: printPod's reason, NULL when memory runs out. */
+static char *status_cell(const kube_pod_print *p)
 {
-    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
-}
-
-/* isPodInitializedConditionTrue: the first Initialized condition decides. */
-static bool initialized(const json_t *conditions)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(conditions, i, c)
-    {
-        if (!strcmp(kube_str(c, "type"), "Initialized"))
-            return !strcmp(kube_str(c, "status"), "True");
-    }
-    return false;
-}
-
-/* hasPodReadyCondition. */
-static bool ready_condition(const json_t *conditions)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(conditions, i, c)
-    {
-        if (!strcmp(kube_str(c, "type"), "Ready") && !strcmp(kube_str(c, "status"), "True"))
-            return true;
-    }
-    return false;
-}
-
-/* podutil.IsRestartableInitContainer, looked up by status name: a sidecar. */
-static bool restartable_init(const json_t *init_specs, const char *name)
-{
-    const json_t *found = NULL;
-    size_t i;
-    json_t *spec;
-    json_array_foreach(init_specs, i, spec)
-    {
-        if (!strcmp(kube_str(spec, "name"), name)) found = spec;
-    }
-    return found && !strcmp(kube_str(found, "restartPolicy"), "Always");
-}
-
-typedef struct {
-    char *reason; /* owned; NULL after a failed allocation */
-    long long restarts;
-    long long ready;
-    long long total;
-    kube_time last_restart;
-} pod_tally;
-
-static void set_reason(pod_tally *t, char *reason)
-{
-    free(t->reason);
-    t->reason = reason;
-}
-
-/* The restart count and the last termination time of one container status. */
-static void count_restarts(const json_t *cs, long long *restarts, kube_time *last)
-{
-    *restarts += kube_int(cs, "restartCount");
-    const json_t *term = kube_get(kube_get(cs, "lastState"), "terminated");
-    if (!json_is_object(term)) return;
-    kube_time finished = time_at(term, "finishedAt");
-    if (kube_time_before(*last, finished)) *last = finished;
-}
-
-/* The init container loop of printPod: stops at the first init container
- * that has not completed. Returns whether the pod is still initializing. */
-static bool tally_init_containers(const json_t *pod, pod_tally *t, long long *sidecar_restarts,
-                                  kube_time *sidecar_last)
-{
-    const json_t *specs = kube_get(kube_get(pod, "spec"), "initContainers");
-    size_t i;
-    json_t *cs;
-    json_array_foreach(kube_get(kube_get(pod, "status"), "initContainerStatuses"), i, cs)
-    {
-        count_restarts(cs, &t->restarts, &t->last_restart);
-        bool sidecar = restartable_init(specs, kube_str(cs, "name"));
-        if (sidecar) count_restarts(cs, sidecar_restarts, sidecar_last);
-        const json_t *state = kube_get(cs, "state");
-        const json_t *term = kube_get(state, "terminated");
-        const json_t *wait = kube_get(state, "waiting");
-        if (json_is_object(term) && kube_int(term, "exitCode") == 0) continue;
-        if (sidecar && kube_true(cs, "started")) {
-            t->ready += kube_true(cs, "ready");
-            continue;
-        }
-        if (json_is_object(term)) {
-            const char *why = kube_str(term, "reason");
-            if (*why)
-                set_reason(t, format("Init:%s", why));
-            else if (kube_int(term, "signal") != 0)
-                set_reason(t, format("Init:Signal:%lld", kube_int(term, "signal")));
-            else
-                set_reason(t, format("Init:ExitCode:%lld", kube_int(term, "exitCode")));
-        } else if (json_is_object(wait) && *kube_str(wait, "reason") &&
-                   strcmp(kube_str(wait, "reason"), "PodInitializing") != 0) {
-            set_reason(t, format("Init:%s", kube_str(wait, "reason")));
-        } else {
-            set_reason(t, format("Init:%zu/%zu", i, json_array_size(specs)));
-        }
-        return true;
-    }
-    return false;
-}
-
-/* The regular containers, last to first, so the first container's state
- * has the final word on the reason. */
-static void tally_containers(const json_t *pod, pod_tally *t)
-{
-    const json_t *statuses = kube_get(kube_get(pod, "status"), "containerStatuses");
-    bool running = false;
-    for (size_t i = json_array_size(statuses); i-- > 0;) {
-        const json_t *cs = json_array_get(statuses, i);
-        count_restarts(cs, &t->restarts, &t->last_restart);
-        const json_t *state = kube_get(cs, "state");
-        const json_t *term = kube_get(state, "terminated");
-        const json_t *wait = kube_get(state, "waiting");
-        if (json_is_object(wait) && *kube_str(wait, "reason")) {
-            set_reason(t, strdup(kube_str(wait, "reason")));
-        } else if (json_is_object(term) && *kube_str(term, "reason")) {
-            set_reason(t, strdup(kube_str(term, "reason")));
-        } else if (json_is_object(term)) {
-            if (kube_int(term, "signal") != 0)
-                set_reason(t, format("Signal:%lld", kube_int(term, "signal")));
-            else
-                set_reason(t, format("ExitCode:%lld", kube_int(term, "exitCode")));
-        } else if (kube_true(cs, "ready") && json_is_object(kube_get(state, "running"))) {
-            running = true;
-            t->ready++;
-        }
-    }
-    /* A container still running turns a "Completed" pod back. */
-    if (t->reason && !strcmp(t->reason, "Completed") && running)
-        set_reason(t, strdup(ready_condition(kube_get(kube_get(pod, "status"), "conditions"))
-                                 ? "Running"
-                                 : "NotReady"));
-}
-
-/* The Status cell's starting point: phase, status.reason, SchedulingGated. */
-static char *pod_base_reason(const json_t *status)
-{
-    const char *reason = kube_str(status, "phase");
-    if (*kube_str(status, "reason")) reason = kube_str(status, "reason");
-    size_t i;
-    json_t *c;
-    json_array_foreach(kube_get(status, "conditions"), i, c)
-    {
-        if (!strcmp(kube_str(c, "type"), "PodScheduled") &&
-            !strcmp(kube_str(c, "reason"), "SchedulingGated"))
-            reason = "SchedulingGated";
-    }
-    return strdup(reason);
-}
-
-static long long restartable_init_count(const json_t *pod)
-{
-    long long n = 0;
-    size_t i;
-    json_t *spec;
-    json_array_foreach(kube_get(kube_get(pod, "spec"), "initContainers"), i, spec)
-    {
-        n += !strcmp(kube_str(spec, "restartPolicy"), "Always");
-    }
-    return n;
-}
-
-static void pod_tally_run(const json_t *pod, pod_tally *t)
-{
-    const json_t *status = kube_get(pod, "status");
-    t->reason = pod_base_reason(status);
-    t->total = (long long)json_array_size(kube_get(kube_get(pod, "spec"), "containers")) +
-               restartable_init_count(pod);
-    long long sidecar_restarts = 0;
-    kube_time sidecar_last = {0};
-    bool initializing = tally_init_containers(pod, t, &sidecar_restarts, &sidecar_last);
-    if (!initializing || initialized(kube_get(status, "conditions"))) {
-        t->restarts = sidecar_restarts;
-        t->last_restart = sidecar_last;
-        tally_containers(pod, t);
-    }
-    const char *phase = kube_str(status, "phase");
-    if (json_is_string(kube_get(kube_get(pod, "metadata"), "deletionTimestamp"))) {
-        if (!strcmp(kube_str(status, "reason"), "NodeLost"))
-            set_reason(t, strdup("Unknown"));
-        else if (!terminal_phase(phase))
-            set_reason(t, strdup("Terminating"));
-    }
+    size_t len = kube_pod_print_status(p, NULL, 0);
+    char *s = malloc(len + 1);
+    if (s) kube_pod_print_status(p, s, len + 1);
+    return s;
 }
 
 /* v1 to internal conversion: podIP wins over podIPs[0] when set. */
@@ -800,11 +618,11 @@ static char *readiness_gates(const json_t *pod)
 
 static void pod_cells(row_cells *c, const json_t *pod, const print_ctx *ctx)
 {
-    pod_tally t = {0};
-    pod_tally_run(pod, &t);
+    kube_pod_print t;
+    kube_pod_print_read(pod, &t);
     put_name(c, pod);
     put_owned(c, format("%lld/%lld", t.ready, t.total));
-    put_owned(c, t.reason);
+    put_owned(c, status_cell(&t));
     if (t.restarts != 0 && t.last_restart.set) {
         char *ago = since_text(t.last_restart, ctx->now);
         put_owned(c, ago ? format("%lld (%s ago)", t.restarts, ago) : NULL);
