@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kube/json.h"
+#include "kube/label_selector.h"
 #include "kube/pod_print.h"
 #include "kube/selector.h"
 #include "kube/time.h"
@@ -221,20 +222,6 @@ typedef struct {
     char *text;
 } requirement;
 
-/* NewRequirement's checks on the key and each value. */
-static bool valid_requirement(const char *key, const json_t *values)
-{
-    if (kube_label_validate_key(key, NULL) < 0) return false;
-    size_t i;
-    json_t *v;
-    json_array_foreach(values, i, v)
-    {
-        if (!json_is_string(v) || kube_label_validate_value(json_string_value(v), NULL) < 0)
-            return false;
-    }
-    return true;
-}
-
 /* Requirement.String of an In/NotIn expression: values sorted on output. */
 static char *set_requirement_text(const char *key, const char *op, const json_t *values)
 {
@@ -259,11 +246,7 @@ static char *expression_text(const json_t *expr, bool *invalid)
     const char *key = kube_str(expr, "key");
     const char *op = kube_str(expr, "operator");
     const json_t *values = kube_get(expr, "values");
-    size_t nvalues = json_array_size(values);
-    bool set_op = !strcmp(op, "In") || !strcmp(op, "NotIn");
-    bool exists_op = !strcmp(op, "Exists") || !strcmp(op, "DoesNotExist");
-    if ((!set_op && !exists_op) || (set_op && nvalues == 0) || (exists_op && nvalues != 0) ||
-        !valid_requirement(key, values)) {
+    if (!kube_requirement_valid(expr, KUBE_REQ_LABEL_SELECTOR)) {
         *invalid = true;
         return NULL;
     }

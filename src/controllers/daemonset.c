@@ -540,7 +540,7 @@ int ctl_ds_sync(const json_t *ds, const json_t *nodes, const json_t *pods, const
     /* A DaemonSet being deleted may already have lost its history. */
     if (kube_deleting(ds)) return 0;
     bool invalid = false;
-    ctl_ds_selector_matches(selector, NULL, &invalid);
+    kube_label_selector_object_matches(selector, NULL, &invalid);
     if (invalid) {
         gp_error_set(err, NULL, 0, 0, "DaemonSet %s has an invalid selector", c.name);
         return 1;

@@ -10,6 +10,7 @@
 
 #include "controllers/daemonset.h"
 #include "kube/json.h"
+#include "kube/label_selector.h"
 #include "kube/pod.h"
 #include "util/error.h"
 
@@ -29,11 +30,6 @@ json_t *ctl_ds_daemon_tolerations(const json_t *pod_spec);
 /* NodeShouldRunDaemonPod with the tolerations above already worked out. */
 bool ctl_ds_should_run_spec(const json_t *pod_spec, const json_t *tolerations, const json_t *node,
                             bool *should_continue);
-
-/* metav1.LabelSelectorAsSelector(selector).Matches(labels). An absent
- * selector matches nothing; *invalid is set (and false returned) for an
- * operator or value the real conversion refuses. */
-bool ctl_ds_selector_matches(const json_t *selector, const json_t *labels, bool *invalid);
 
 /* ---- one sync ---- */
 

@@ -137,7 +137,8 @@ void ctl_ds_claim_pods(ctl_ds_ctx *c, const json_t *pods, bool *invalid)
         const char *ns = kube_str_or_null(meta, "namespace");
         if (ns && c->ns && strcmp(ns, c->ns) != 0) continue;
         const json_t *ref = controller_of(pod);
-        bool matches = ctl_ds_selector_matches(selector, kube_obj(meta, "labels"), invalid);
+        bool matches =
+            kube_label_selector_object_matches(selector, kube_obj(meta, "labels"), invalid);
         if (*invalid) return;
         if (ref && !ctl_ds_streq(kube_str_or_null(ref, "uid"), c->uid)) continue;
         if (ref && matches) {

@@ -58,8 +58,8 @@ static bool owns_revision(const ctl_ds_ctx *c, const json_t *cr, bool *invalid)
     if (!owner || !ctl_ds_streq(kube_str_or_null(owner, "uid"), c->uid)) return false;
     const char *ns = kube_str_or_null(meta, "namespace");
     if (ns && c->ns && strcmp(ns, c->ns) != 0) return false;
-    return ctl_ds_selector_matches(kube_obj(c->spec, "selector"), kube_obj(meta, "labels"),
-                                   invalid);
+    return kube_label_selector_object_matches(kube_obj(c->spec, "selector"),
+                                              kube_obj(meta, "labels"), invalid);
 }
 
 static json_t *new_revision(const ctl_ds_ctx *c, const char *name, const char *hash,
@@ -152,8 +152,8 @@ static const json_t *dedup_current(ctl_ds_ctx *c, const json_t **cur, size_t n, 
             ours |= json_is_true(json_object_get(ref, "controller")) &&
                     ctl_ds_streq(kube_str_or_null(ref, "uid"), c->uid);
         }
-        if (!ours || !ctl_ds_selector_matches(kube_obj(c->spec, "selector"),
-                                              kube_obj(meta, "labels"), &invalid))
+        if (!ours || !kube_label_selector_object_matches(kube_obj(c->spec, "selector"),
+                                                         kube_obj(meta, "labels"), &invalid))
             continue;
         if (ctl_ds_streq(ctl_ds_pod_label(pod, CTL_DS_HASH_LABEL), hash)) continue;
         ctl_ds_append(c, c->plan->patch_pods,

@@ -22,10 +22,12 @@
 
 #include "kube/intstr.h"
 #include "kube/json.h"
+#include "kube/node_affinity.h"
 #include "kube/pod.h"
 #include "kube/pod_requests.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
+#include "kube/taints.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -604,36 +606,7 @@ static int status_fail(status *st, st_code code, gp_error *err, const char *fmt,
     return 0;
 }
 
-/* ---- tolerations and taints ----------------------------------------------- */
-
-/* Toleration.ToleratesTaint. */
-static bool tolerates(const json_t *t, const char *key, const char *value, const char *effect)
-{
-    if (*kube_str(t, "effect") && strcmp(kube_str(t, "effect"), effect) != 0) return false;
-    if (*kube_str(t, "key") && strcmp(kube_str(t, "key"), key) != 0) return false;
-    const char *op = kube_str(t, "operator");
-    if (!*op || strcmp(op, "Equal") == 0) return strcmp(kube_str(t, "value"), value) == 0;
-    return strcmp(op, "Exists") == 0;
-}
-
-static bool any_tolerates(const json_t *tolerations, const char *key, const char *value,
-                          const char *effect)
-{
-    size_t i;
-    const json_t *t;
-    json_array_foreach(tolerations, i, t)
-    {
-        if (tolerates(t, key, value, effect)) return true;
-    }
-    return false;
-}
-
-static const json_t *pod_tolerations(const sched *s)
-{
-    return s->tolerations;
-}
-
-/* ---- node affinity (component-helpers nodeaffinity) ----------------------- */
+/* ---- node affinity ------------------------------------------------------- */
 
 static bool values_contain(const json_t *values, const char *v)
 {
@@ -646,121 +619,9 @@ static bool values_contain(const json_t *values, const char *v)
     return false;
 }
 
-/* labels.NewRequirement's checks: a term with an invalid requirement is a
- * parse error, and such a term matches no node. */
-static bool requirement_valid(const char *key, const char *op, const json_t *values)
-{
-    if (kube_label_validate_key(key, NULL) < 0) return false;
-    size_t count = json_array_size(values), i;
-    const json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (!json_is_string(x) || kube_label_validate_value(json_string_value(x), NULL) < 0)
-            return false;
-    }
-    if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) return count > 0;
-    if (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0) return count == 0;
-    if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) {
-        int64_t v;
-        return count == 1 && kube_parse_int64(json_string_value(json_array_get(values, 0)), &v);
-    }
-    return false;
-}
-
-/* labels.Requirement.Matches. A label that is not a string is absent. */
-static bool requirement_matches(const json_t *req, const json_t *labels)
-{
-    const char *key = kube_str(req, "key"), *op = kube_str(req, "operator");
-    const json_t *values = kube_get(req, "values");
-    if (!requirement_valid(key, op, values)) return false;
-    const json_t *label = kube_get(labels, key);
-    bool has = json_is_string(label);
-    const char *value = has ? json_string_value(label) : "";
-    if (strcmp(op, "In") == 0) return has && values_contain(values, value);
-    if (strcmp(op, "NotIn") == 0) return !has || !values_contain(values, value);
-    if (strcmp(op, "Exists") == 0) return has;
-    if (strcmp(op, "DoesNotExist") == 0) return !has;
-    int64_t have, want;
-    if (!has || !kube_parse_int64(value, &have)) return false;
-    kube_parse_int64(json_string_value(json_array_get(values, 0)), &want);
-    return strcmp(op, "Gt") == 0 ? have > want : have < want;
-}
-
-/* nodeSelectorRequirementsAsFieldSelector: In and NotIn with exactly one
- * value; the only field a node has is metadata.name. */
-static bool field_valid(const json_t *req)
-{
-    const char *op = kube_str(req, "operator");
-    const json_t *values = kube_get(req, "values");
-    if (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0) return false;
-    return json_array_size(values) == 1 && json_is_string(json_array_get(values, 0));
-}
-
-static bool field_matches(const json_t *req, const char *node_name)
-{
-    const char *have = strcmp(kube_str(req, "key"), "metadata.name") == 0 ? node_name : "";
-    bool equal = strcmp(have, json_string_value(json_array_get(kube_get(req, "values"), 0))) == 0;
-    return strcmp(kube_str(req, "operator"), "In") == 0 ? equal : !equal;
-}
-
-/* nodeSelectorTerm.match. Parse errors and mismatches both mean "no". */
-static bool term_matches(const json_t *term, const json_t *labels, const char *node_name)
-{
-    size_t i;
-    const json_t *r;
-    json_array_foreach(kube_get(term, "matchExpressions"), i, r)
-    {
-        if (!requirement_matches(r, labels)) return false;
-    }
-    json_array_foreach(kube_get(term, "matchFields"), i, r)
-    {
-        if (!field_valid(r)) return false;
-    }
-    /* A node without a name has no fields, and then fields are not checked. */
-    if (!*node_name) return true;
-    json_array_foreach(kube_get(term, "matchFields"), i, r)
-    {
-        if (!field_matches(r, node_name)) return false;
-    }
-    return true;
-}
-
-static bool term_empty(const json_t *term)
-{
-    return json_array_size(kube_get(term, "matchExpressions")) == 0 &&
-           json_array_size(kube_get(term, "matchFields")) == 0;
-}
-
 static const json_t *required_affinity(const json_t *pod)
 {
-    const json_t *req = kube_get(kube_get(kube_get(pod, "spec"), "affinity"), "nodeAffinity");
-    req = kube_get(req, "requiredDuringSchedulingIgnoredDuringExecution");
-    return json_is_object(req) ? req : NULL;
-}
-
-/* RequiredNodeAffinity.Match: nodeSelector (every pair equal), then the
- * required terms, ORed (empty terms are dropped and match nothing). */
-static bool affinity_matches(const sched *s, const node_info *ni)
-{
-    const json_t *labels = ni->labels;
-    const char *key;
-    json_t *want;
-    json_object_foreach((json_t *)s->node_selector, key, want)
-    {
-        const json_t *have = kube_get(labels, key);
-        if (!json_is_string(have) || !json_is_string(want) ||
-            strcmp(json_string_value(have), json_string_value(want)) != 0)
-            return false;
-    }
-    const json_t *required = s->required;
-    if (!required) return true;
-    size_t i;
-    const json_t *term;
-    json_array_foreach(kube_get(required, "nodeSelectorTerms"), i, term)
-    {
-        if (!term_empty(term) && term_matches(term, labels, ni->name)) return true;
-    }
-    return false;
+    return kube_required_node_affinity(kube_get(pod, "spec"));
 }
 
 /* ---- NodeAffinity PreFilter: the node-name set ---------------------------- */
@@ -860,7 +721,7 @@ static int prefilter(const json_t *pod, name_set *names, prefilter_mode *mode, g
 static int filter_unschedulable(sched *s, const node_info *ni, status *st)
 {
     if (!ni->unschedulable) return 0;
-    if (any_tolerates(pod_tolerations(s), TAINT_UNSCHEDULABLE, "", "NoSchedule")) return 0;
+    if (kube_tolerations_tolerate(s->tolerations, TAINT_UNSCHEDULABLE, "", "NoSchedule")) return 0;
     return status_fail(st, ST_UNRESOLVABLE, &s->err, "%s", R_UNSCHEDULABLE);
 }
 
@@ -871,27 +732,20 @@ static int filter_node_name(sched *s, const node_info *ni, status *st)
     return status_fail(st, ST_UNRESOLVABLE, &s->err, "%s", R_NODE_NAME);
 }
 
-/* FindMatchingUntoleratedTaint: the first NoSchedule/NoExecute taint, in the
- * node's order, that no toleration tolerates. */
+/* The first NoSchedule/NoExecute taint, in the node's order, that no
+ * toleration tolerates. */
 static int filter_taints(sched *s, const node_info *ni, status *st)
 {
-    size_t i;
-    const json_t *taint;
-    json_array_foreach(ni->taints, i, taint)
-    {
-        const char *effect = kube_str(taint, "effect");
-        if (strcmp(effect, "NoSchedule") != 0 && strcmp(effect, "NoExecute") != 0) continue;
-        const char *key = kube_str(taint, "key"), *value = kube_str(taint, "value");
-        if (any_tolerates(pod_tolerations(s), key, value, effect)) continue;
-        return status_fail(st, ST_UNRESOLVABLE, &s->err, "node(s) had untolerated taint {%s: %s}",
-                           key, value);
-    }
-    return 0;
+    const json_t *taint = kube_untolerated_taint(ni->taints, s->tolerations,
+                                                 KUBE_TAINT_NO_SCHEDULE | KUBE_TAINT_NO_EXECUTE);
+    if (!taint) return 0;
+    return status_fail(st, ST_UNRESOLVABLE, &s->err, "node(s) had untolerated taint {%s: %s}",
+                       kube_str(taint, "key"), kube_str(taint, "value"));
 }
 
 static int filter_affinity(sched *s, const node_info *ni, status *st)
 {
-    if (affinity_matches(s, ni)) return 0;
+    if (kube_node_affinity_matches(s->node_selector, s->required, ni->labels, ni->name)) return 0;
     return status_fail(st, ST_UNRESOLVABLE, &s->err, "%s", R_AFFINITY);
 }
 
