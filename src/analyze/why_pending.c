@@ -299,17 +299,6 @@ static json_t *scheduler_section(ctx *c)
     return out;
 }
 
-static bool has_handler(const json_t *handlers, const char *name)
-{
-    size_t i;
-    const json_t *h;
-    json_array_foreach(handlers, i, h)
-    {
-        if (strcmp(json_string_value(h), name) == 0) return true;
-    }
-    return false;
-}
-
 static json_t *nodes_section(ctx *c, size_t *advertising)
 {
     an_why_pending *b = c->b;
@@ -380,9 +369,9 @@ static json_t *runtime_section(ctx *c)
         node_rec *r = c->nodes[i]->user;
         if (!c->nodes[i]->seen || !r) continue;
         if (*bound && strcmp(bound, c->nodes[i]->name) != 0) continue;
-        json_t *list = !r->handlers                              ? unknown
-                       : has_handler(r->handlers, b->rc_handler) ? with
-                                                                 : without;
+        json_t *list = !r->handlers                                  ? unknown
+                       : kube_has_string(r->handlers, b->rc_handler) ? with
+                                                                     : without;
         json_array_append_new(list, json_string(c->nodes[i]->name));
         char *h = r->handlers ? json_dumps(r->handlers, JSON_COMPACT) : NULL;
         evidence(c, "node", c->nodes[i]->name, ".status.runtimeHandlers[*].name", h);
@@ -470,7 +459,7 @@ static bool handler_missing_on(const ctx *c, const char *node)
 {
     an_node_entry *e = an_node_table_find(c->b->nodes, node);
     node_rec *r = e ? e->user : NULL;
-    return c->b->rc_handler && r && r->handlers && !has_handler(r->handlers, c->b->rc_handler);
+    return c->b->rc_handler && r && r->handlers && !kube_has_string(r->handlers, c->b->rc_handler);
 }
 
 static const char *decide_scheduled(ctx *c, const char *node, json_t *steps, char *why, size_t size)

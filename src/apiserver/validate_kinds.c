@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/label_selector.h"
+
 /* ---- label selectors (apimachinery metav1 validation) ---- */
 
 static bool selector_requirement(json_t *errs, const json_t *req, const char *path)
@@ -60,45 +62,6 @@ static bool validate_selector(json_t *errs, const json_t *sel, const char *path)
         if (!selector_requirement(errs, e, as_index(idx, f, i))) ok = false;
     }
     return ok;
-}
-
-static bool in_values(const json_t *values, const char *s)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(values, i, v)
-    {
-        if (json_string_value(v) && strcmp(json_string_value(v), s) == 0) return true;
-    }
-    return false;
-}
-
-/* labels.Selector.Matches; a missing selector (labels.Nothing) matches
- * nothing. */
-static bool selector_matches(const json_t *sel, const json_t *labels)
-{
-    if (!json_is_object(sel)) return false;
-    const char *k;
-    const json_t *v;
-    json_object_foreach(json_object_get(sel, "matchLabels"), k, v)
-    {
-        const json_t *have = json_object_get(labels, k);
-        if (!have || !json_equal(have, v)) return false;
-    }
-    size_t i;
-    const json_t *e;
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
-    {
-        const char *op = kube_str(e, "operator");
-        const json_t *have = json_object_get(labels, kube_str(e, "key"));
-        const char *value = json_string_value(have);
-        const json_t *values = json_object_get(e, "values");
-        if (strcmp(op, "In") == 0 && (!value || !in_values(values, value))) return false;
-        if (strcmp(op, "NotIn") == 0 && value && in_values(values, value)) return false;
-        if (strcmp(op, "Exists") == 0 && !have) return false;
-        if (strcmp(op, "DoesNotExist") == 0 && have) return false;
-    }
-    return true;
 }
 
 /* ---- DaemonSet ---- */
@@ -221,7 +184,8 @@ static void daemonset_spec(json_t *errs, const json_t *spec)
     const json_t *tmpl = json_object_get(spec, "template");
     const json_t *tmpl_labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
     bool sel_ok = validate_selector(errs, sel, "spec.selector");
-    if (sel_ok && !selector_matches(sel, tmpl_labels)) {
+    bool invalid = false;
+    if (sel_ok && !kube_label_selector_object_matches(sel, tmpl_labels, &invalid)) {
         as_sb sb = {0};
         as_render_string_map(&sb, tmpl_labels);
         char *r = as_sb_take(&sb);

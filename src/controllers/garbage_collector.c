@@ -33,20 +33,9 @@ static const json_t *object_of(const json_t *entry)
     return json_is_object(obj) ? obj : NULL;
 }
 
-static bool in_list(const json_t *list, const char *value)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(list, i, v)
-    {
-        if (json_is_string(v) && strcmp(json_string_value(v), value) == 0) return true;
-    }
-    return false;
-}
-
 static bool has_finalizer(const json_t *obj, const char *finalizer)
 {
-    return in_list(json_object_get(kube_obj(obj, "metadata"), "finalizers"), finalizer);
+    return kube_has_string(json_object_get(kube_obj(obj, "metadata"), "finalizers"), finalizer);
 }
 
 static void push(bool *ok, json_t *array, json_t *value)
@@ -560,7 +549,7 @@ json_t *ctl_ns_actions(const json_t *ns, const json_t *snapshot, time_t now)
     }
     if (ok) emit_ns_status(&ok, actions, ns_entry, left, held, now);
     const json_t *finalizers = json_object_get(json_object_get(ns, "spec"), "finalizers");
-    if (ok && contents == 0 && in_list(finalizers, FINALIZER_NAMESPACE)) {
+    if (ok && contents == 0 && kube_has_string(finalizers, FINALIZER_NAMESPACE)) {
         json_t *a = action("finalize", ns_entry);
         if (a) put(&ok, a, "body", finalize_body(ns));
         push(&ok, actions, a);

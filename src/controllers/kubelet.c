@@ -490,17 +490,6 @@ json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip
 
 /* ---- pods: a sandbox that cannot be created ---- */
 
-static bool has_handler(const json_t *handlers, const char *handler)
-{
-    size_t i;
-    const json_t *h;
-    json_array_foreach(handlers, i, h)
-    {
-        if (kube_str_is(h, "name", handler)) return true;
-    }
-    return false;
-}
-
 /* Go's fmt "%s" of a []string: "[a b]". The caller frees the result. */
 static char *go_string_list(const json_t *names)
 {
@@ -657,7 +646,7 @@ json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
         !handler)
         return NULL;
     const json_t *handlers = json_object_get(kube_obj(node, "status"), "runtimeHandlers");
-    if (!json_is_array(handlers) || has_handler(handlers, handler)) return NULL;
+    if (!json_is_array(handlers) || kube_find(handlers, "name", handler)) return NULL;
 
     /* Handlers are DNS labels (RuntimeClass validation), so Go's %q is the
      * name between plain double quotes. */

@@ -608,17 +608,6 @@ static int status_fail(status *st, st_code code, gp_error *err, const char *fmt,
 
 /* ---- node affinity ------------------------------------------------------- */
 
-static bool values_contain(const json_t *values, const char *v)
-{
-    size_t i;
-    const json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (json_is_string(x) && strcmp(json_string_value(x), v) == 0) return true;
-    }
-    return false;
-}
-
 static const json_t *required_affinity(const json_t *pod)
 {
     return kube_required_node_affinity(kube_get(pod, "spec"));
@@ -668,7 +657,7 @@ static int intersect_values(name_set *term, const json_t *values, gp_error *err)
     }
     size_t kept = 0;
     for (size_t k = 0; k < term->n; k++)
-        if (values_contain(values, term->v[k])) term->v[kept++] = term->v[k];
+        if (kube_has_string(values, term->v[k])) term->v[kept++] = term->v[k];
     term->n = kept;
     return 0;
 }

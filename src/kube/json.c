@@ -35,6 +35,17 @@ const json_t *kube_find(const json_t *array, const char *key, const char *value)
     return NULL;
 }
 
+bool kube_has_string(const json_t *array, const char *value)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(array, i, v)
+    {
+        if (value && json_is_string(v) && strcmp(json_string_value(v), value) == 0) return true;
+    }
+    return false;
+}
+
 const json_t *kube_condition(const json_t *obj, const char *type)
 {
     return kube_find(kube_arr(kube_obj(obj, "status"), "conditions"), "type", type);

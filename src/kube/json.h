@@ -80,6 +80,10 @@ const json_t *kube_at(const json_t *obj, const char *dotted);
  * NULL. */
 const json_t *kube_find(const json_t *array, const char *key, const char *value);
 
+/* Some element of `array` is a string equal to `value` (a value of a
+ * requirement, a finalizer); false for a NULL value. */
+bool kube_has_string(const json_t *array, const char *value);
+
 /* status.conditions[type]: the first condition of that type, as
  * GetPodCondition and GetNodeCondition take it; NULL when there is none. */
 const json_t *kube_condition(const json_t *obj, const char *type);

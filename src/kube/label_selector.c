@@ -54,17 +54,6 @@ bool kube_requirement_valid(const json_t *req, kube_requirement_kind kind)
                  kube_arr(req, "values"));
 }
 
-static bool has_value(const json_t *values, const char *v)
-{
-    size_t i;
-    const json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (json_is_string(x) && strcmp(json_string_value(x), v) == 0) return true;
-    }
-    return false;
-}
-
 bool kube_requirement_matches(const json_t *req, const json_t *labels, kube_requirement_kind kind)
 {
     const char *key = kube_str(req, "key");
@@ -75,9 +64,9 @@ bool kube_requirement_matches(const json_t *req, const json_t *labels, kube_requ
     int64_t a, b;
     switch (o) {
     case OP_IN:
-        return have && has_value(values, have);
+        return have && kube_has_string(values, have);
     case OP_NOT_IN:
-        return !have || !has_value(values, have);
+        return !have || !kube_has_string(values, have);
     case OP_EXISTS:
         return have != NULL;
     case OP_NOT_EXISTS:

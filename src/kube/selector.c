@@ -34,10 +34,9 @@ static bool is_lower_alnum(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-/* A lowercase RFC 1123 subdomain: dot-separated labels of [a-z0-9-] that
- * start and end alphanumeric. */
-static bool is_dns_subdomain(const char *s, size_t len)
+bool kube_is_dns1123_subdomain(const char *s, size_t len)
 {
+    if (len == 0 || len > 253) return false;
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
         if (i < len && s[i] != '.') {
@@ -63,7 +62,7 @@ static int validate_prefix(const char *key, size_t len, gp_error *err)
                      SHOWN, key);
         return -1;
     }
-    if (!is_dns_subdomain(key, len)) {
+    if (!kube_is_dns1123_subdomain(key, len)) {
         gp_error_set(err, NULL, 0, 0,
                      "invalid label key '%.*s': prefix part a lowercase RFC 1123 subdomain must "
                      "consist of lower case alphanumeric characters, '-' or '.', and must start "

@@ -294,17 +294,6 @@ static json_t *scheduler_messages(const grader *g)
     return out;
 }
 
-static bool in_list(const json_t *list, const char *s)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(list, i, v)
-    {
-        if (s && strcmp(json_string_value(v), s) == 0) return true;
-    }
-    return false;
-}
-
 static void grade_step5_files(grader *g)
 {
     manifest rc, pod;
@@ -392,7 +381,7 @@ static void grade_step5_out(grader *g)
     cond(g, "out.unscheduled.reason", reason_text && strcmp(reason_text, "Unschedulable") == 0,
          where, "Unschedulable", reason_text ? reason_text : _("(missing)"), h);
     out_where("unscheduled.txt", message, where, sizeof where);
-    cond(g, "out.unscheduled.message", message_text && in_list(record, message_text), where,
+    cond(g, "out.unscheduled.message", message_text && kube_has_string(record, message_text), where,
          latest ? latest : _("the scheduler's message"),
          message_text ? message_text : _("(missing)"), h);
     lab_outfile_free(&f);

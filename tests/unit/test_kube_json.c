@@ -66,6 +66,17 @@ static void test_conditions(void **state)
     json_decref(pod);
 }
 
+static void test_has_string(void **state)
+{
+    (void)state;
+    json_t *a = sq_load("['orphan',7,null,'kubernetes']");
+    assert_true(kube_has_string(a, "kubernetes"));
+    assert_false(kube_has_string(a, "7"));
+    assert_false(kube_has_string(a, NULL));
+    assert_false(kube_has_string(NULL, "orphan"));
+    json_decref(a);
+}
+
 /* deletionTimestamp null is no deletion: Go decodes it to a nil pointer. */
 static void test_deleting(void **state)
 {
@@ -88,6 +99,7 @@ int main(void)
         cmocka_unit_test(test_zero_values),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_conditions),
+        cmocka_unit_test(test_has_string),
         cmocka_unit_test(test_deleting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
