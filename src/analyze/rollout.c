@@ -108,17 +108,11 @@ void an_rollout_set_now(an_rollout *b, time_t now)
 
 static bool owned_by_ds(const an_rollout *b, const json_t *obj)
 {
-    size_t i;
-    const json_t *o;
-    json_array_foreach(kube_path(obj, "metadata", "ownerReferences", NULL), i, o)
-    {
-        if (!json_is_true(json_object_get(o, "controller"))) continue;
-        if (*b->uid && strcmp(kube_str(o, "uid"), b->uid) == 0) return true;
-        if (!*b->uid && strcmp(kube_str(o, "kind"), "DaemonSet") == 0 &&
-            strcmp(kube_str(o, "name"), b->name) == 0)
-            return true;
-    }
-    return false;
+    const json_t *o = kube_controller_of(obj);
+    if (!o) return false;
+    if (*b->uid) return strcmp(kube_str(o, "uid"), b->uid) == 0;
+    return strcmp(kube_str(o, "kind"), "DaemonSet") == 0 &&
+           strcmp(kube_str(o, "name"), b->name) == 0;
 }
 
 static bool same_namespace(const an_rollout *b, const json_t *obj)

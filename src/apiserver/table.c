@@ -904,16 +904,7 @@ static void runtimeclass_cells(row_cells *c, const json_t *rc, const print_ctx *
  * having no controller. */
 static char *controller_name(const json_t *obj)
 {
-    const json_t *ref = NULL;
-    size_t i;
-    json_t *r;
-    json_array_foreach(kube_get(kube_get(obj, "metadata"), "ownerReferences"), i, r)
-    {
-        if (kube_true(r, "controller")) {
-            ref = r;
-            break;
-        }
-    }
+    const json_t *ref = kube_controller_of(obj);
     if (!ref) return strdup("<none>");
     const char *api_version = kube_str(ref, "apiVersion");
     const char *slash = strchr(api_version, '/');

@@ -87,17 +87,6 @@ const char *ctl_ds_pod_name(const json_t *pod)
 
 /* ---- claiming pods (ControllerRefManager.ClaimPods) ---- */
 
-static const json_t *controller_of(const json_t *obj)
-{
-    size_t i;
-    const json_t *ref;
-    json_array_foreach(kube_arr(kube_obj(obj, "metadata"), "ownerReferences"), i, ref)
-    {
-        if (json_is_true(json_object_get(ref, "controller"))) return ref;
-    }
-    return NULL;
-}
-
 static void add_pod_patch(ctl_ds_ctx *c, const json_t *pod, const char *type, json_t *patch_new)
 {
     ctl_ds_append(c, c->plan->patch_pods,
@@ -136,7 +125,7 @@ void ctl_ds_claim_pods(ctl_ds_ctx *c, const json_t *pods, bool *invalid)
         const json_t *meta = kube_obj(pod, "metadata");
         const char *ns = kube_str_or_null(meta, "namespace");
         if (ns && c->ns && strcmp(ns, c->ns) != 0) continue;
-        const json_t *ref = controller_of(pod);
+        const json_t *ref = kube_controller_of(pod);
         bool matches =
             kube_label_selector_object_matches(selector, kube_obj(meta, "labels"), invalid);
         if (*invalid) return;

@@ -45,16 +45,8 @@ static const char *revision_hash(const json_t *cr)
  * only matter after someone edits a revision by hand). */
 static bool owns_revision(const ctl_ds_ctx *c, const json_t *cr, bool *invalid)
 {
-    size_t i;
-    const json_t *ref, *owner = NULL;
+    const json_t *owner = kube_controller_of(cr);
     const json_t *meta = kube_obj(cr, "metadata");
-    json_array_foreach(kube_arr(meta, "ownerReferences"), i, ref)
-    {
-        if (json_is_true(json_object_get(ref, "controller"))) {
-            owner = ref;
-            break;
-        }
-    }
     if (!owner || !ctl_ds_streq(kube_str_or_null(owner, "uid"), c->uid)) return false;
     const char *ns = kube_str_or_null(meta, "namespace");
     if (ns && c->ns && strcmp(ns, c->ns) != 0) return false;
@@ -144,14 +136,7 @@ static const json_t *dedup_current(ctl_ds_ctx *c, const json_t **cur, size_t n, 
     json_array_foreach(pods, i, pod)
     {
         const json_t *meta = kube_obj(pod, "metadata");
-        bool ours = false;
-        size_t j;
-        const json_t *ref;
-        json_array_foreach(kube_arr(meta, "ownerReferences"), j, ref)
-        {
-            ours |= json_is_true(json_object_get(ref, "controller")) &&
-                    ctl_ds_streq(kube_str_or_null(ref, "uid"), c->uid);
-        }
+        bool ours = ctl_ds_streq(kube_str_or_null(kube_controller_of(pod), "uid"), c->uid);
         if (!ours || !kube_label_selector_object_matches(kube_obj(c->spec, "selector"),
                                                          kube_obj(meta, "labels"), &invalid))
             continue;

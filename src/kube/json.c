@@ -51,6 +51,17 @@ const json_t *kube_condition(const json_t *obj, const char *type)
     return kube_find(kube_arr(kube_obj(obj, "status"), "conditions"), "type", type);
 }
 
+const json_t *kube_controller_of(const json_t *obj)
+{
+    size_t i;
+    const json_t *ref;
+    json_array_foreach(kube_arr(kube_obj(obj, "metadata"), "ownerReferences"), i, ref)
+    {
+        if (kube_true(ref, "controller")) return ref;
+    }
+    return NULL;
+}
+
 bool kube_deleting(const json_t *obj)
 {
     const json_t *ts = kube_get(kube_obj(obj, "metadata"), "deletionTimestamp");

@@ -88,6 +88,10 @@ bool kube_has_string(const json_t *array, const char *value);
  * GetPodCondition and GetNodeCondition take it; NULL when there is none. */
 const json_t *kube_condition(const json_t *obj, const char *type);
 
+/* metav1.GetControllerOf: the first ownerReference with controller true,
+ * or NULL. */
+const json_t *kube_controller_of(const json_t *obj);
+
 /* metadata.deletionTimestamp is set: Go reads null as unset. */
 bool kube_deleting(const json_t *obj);
 

@@ -77,6 +77,21 @@ static void test_has_string(void **state)
     json_decref(a);
 }
 
+/* GetControllerOf: the first owner marked controller. */
+static void test_controller_of(void **state)
+{
+    (void)state;
+    json_t *pod = sq_load("{'metadata':{'ownerReferences':[{'kind':'Node','name':'n'},"
+                          "{'kind':'DaemonSet','name':'a','controller':true},"
+                          "{'kind':'DaemonSet','name':'b','controller':true}]}}");
+    assert_string_equal(kube_str(kube_controller_of(pod), "name"), "a");
+    json_t *orphan = sq_load("{'metadata':{'ownerReferences':[{'kind':'Node','name':'n',"
+                             "'controller':false}]}}");
+    assert_null(kube_controller_of(orphan));
+    json_decref(pod);
+    json_decref(orphan);
+}
+
 /* deletionTimestamp null is no deletion: Go decodes it to a nil pointer. */
 static void test_deleting(void **state)
 {
@@ -96,11 +111,9 @@ static void test_deleting(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zero_values),
-        cmocka_unit_test(test_paths),
-        cmocka_unit_test(test_conditions),
-        cmocka_unit_test(test_has_string),
-        cmocka_unit_test(test_deleting),
+        cmocka_unit_test(test_zero_values),   cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_conditions),    cmocka_unit_test(test_has_string),
+        cmocka_unit_test(test_controller_of), cmocka_unit_test(test_deleting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
