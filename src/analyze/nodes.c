@@ -316,7 +316,7 @@ an_node_entry **an_node_table_sorted(const an_node_table *t, size_t *n)
 {
     an_node_entry **v = malloc((t->n ? t->n : 1) * sizeof *v);
     if (!v) return NULL;
-    memcpy(v, t->v, t->n * sizeof *v);
+    if (t->n) memcpy(v, t->v, t->n * sizeof *v); /* t->v is NULL while empty */
     qsort(v, t->n, sizeof *v, by_entry_name);
     *n = t->n;
     return v;
