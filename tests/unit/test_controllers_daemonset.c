@@ -27,19 +27,6 @@
 
 /* ---- fixtures ---- */
 
-/* sq_load of a printf-formatted text. */
-static json_t *sqf(const char *fmt, ...) GP_PRINTF(1, 2);
-static json_t *sqf(const char *fmt, ...)
-{
-    char buf[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof buf);
-    return sq_load(buf);
-}
-
 /* A lab node (7.1): kwokctl labels, no taints, 32Gi. */
 static json_t *lab_node(const char *name)
 {

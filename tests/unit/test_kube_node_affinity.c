@@ -190,19 +190,6 @@ static void test_tolerations(void **state)
 
 /* ---- the users ---- */
 
-/* sq_load of a printf-formatted text. */
-static json_t *sqf(const char *fmt, ...) GP_PRINTF(1, 2);
-static json_t *sqf(const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof buf);
-    return sq_load(buf);
-}
-
 #define AFFINITY                                                                                   \
     "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"               \
     "'nodeSelectorTerms':%s}}}"

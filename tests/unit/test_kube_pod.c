@@ -20,18 +20,6 @@
 
 #define NOW 1767225600 /* 2026-01-01T00:00:00Z */
 
-static json_t *sqf(const char *fmt, ...) GP_PRINTF(1, 2);
-static json_t *sqf(const char *fmt, ...)
-{
-    char buf[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof buf);
-    return sq_load(buf);
-}
-
 /* A pod Ready (or not) since `since` ('...' JSON, or null). */
 static json_t *ready_pod(const char *status, const char *since)
 {
