@@ -8,7 +8,6 @@
  * events.k8s.io field names) the conversion is done at the point of reading. */
 #include "apiserver/table.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "kube/pod_print.h"
 #include "kube/selector.h"
 #include "kube/time.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 #define NS_PER_SEC 1000000000LL
@@ -124,28 +124,6 @@ static void put_owned(row_cells *c, char *s)
     free(s);
 }
 
-static char *vformat(const char *fmt, va_list ap)
-{
-    va_list again;
-    va_copy(again, ap);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    char *s = len < 0 ? NULL : malloc((size_t)len + 1);
-    if (s) vsnprintf(s, (size_t)len + 1, fmt, again);
-    va_end(again);
-    return s;
-}
-
-static char *format(const char *fmt, ...) GP_PRINTF(1, 2);
-
-static char *format(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* translateTimestampSince / translateMicroTimestampSince. */
 static char *since_text(kube_time t, time_t now)
 {
@@ -173,18 +151,9 @@ static int compare_strings(const void *a, const void *b)
 /* strings.Join; NULL when memory runs out. */
 static char *join(const char *const *items, size_t n, const char *sep)
 {
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(items[i]) + (i ? strlen(sep) : 0);
-    char *s = malloc(len);
-    if (!s) return NULL;
-    char *p = s;
-    for (size_t i = 0; i < n; i++) {
-        if (i) p = stpcpy(p, sep);
-        p = stpcpy(p, items[i]);
-    }
-    *p = '\0';
-    return s;
+    gp_buf b = {0};
+    gp_buf_join(&b, items, n, sep);
+    return gp_buf_take(&b);
 }
 
 /* labels.FormatLabels: "k=v" sorted by key, joined by ","; "<none>" if empty. */
@@ -205,7 +174,7 @@ static char *format_labels(const json_t *map)
     }
     qsort(keys, n, sizeof *keys, compare_strings);
     for (i = 0; i < n; i++)
-        if (!(pairs[i] = format("%s=%s", keys[i], kube_str(map, keys[i])))) goto done;
+        if (!(pairs[i] = gp_format("%s=%s", keys[i], kube_str(map, keys[i])))) goto done;
     out = join((const char *const *)pairs, n, ",");
 done:
     for (i = 0; pairs && i < n; i++)
@@ -232,7 +201,7 @@ static char *set_requirement_text(const char *key, const char *op, const json_t 
         sorted[i] = json_string_value(json_array_get(values, i));
     qsort(sorted, n, sizeof *sorted, compare_strings);
     char *list = join(sorted, n, ",");
-    char *text = list ? format("%s %s (%s)", key, op, list) : NULL;
+    char *text = list ? gp_format("%s %s (%s)", key, op, list) : NULL;
     free(list);
     free(sorted);
     return text;
@@ -251,7 +220,7 @@ static char *expression_text(const json_t *expr, bool *invalid)
         return NULL;
     }
     if (!strcmp(op, "Exists")) return strdup(key);
-    if (!strcmp(op, "DoesNotExist")) return format("!%s", key);
+    if (!strcmp(op, "DoesNotExist")) return gp_format("!%s", key);
     return set_requirement_text(key, !strcmp(op, "In") ? "in" : "notin", values);
 }
 
@@ -283,7 +252,7 @@ static int collect_requirements(const json_t *sel, requirement *reqs, size_t *n,
             return -1;
         }
         reqs[*n].key = key;
-        if (!(reqs[(*n)++].text = format("%s=%s", key, json_string_value(value)))) return -1;
+        if (!(reqs[(*n)++].text = gp_format("%s=%s", key, json_string_value(value)))) return -1;
     }
     size_t i;
     json_t *expr;
@@ -596,7 +565,7 @@ static char *readiness_gates(const json_t *pod)
             break;
         }
     }
-    return format("%zu/%zu", true_count, json_array_size(gates));
+    return gp_format("%zu/%zu", true_count, json_array_size(gates));
 }
 
 static void pod_cells(row_cells *c, const json_t *pod, const print_ctx *ctx)
@@ -604,14 +573,14 @@ static void pod_cells(row_cells *c, const json_t *pod, const print_ctx *ctx)
     kube_pod_print t;
     kube_pod_print_read(pod, &t);
     put_name(c, pod);
-    put_owned(c, format("%lld/%lld", t.ready, t.total));
+    put_owned(c, gp_format("%lld/%lld", t.ready, t.total));
     put_owned(c, status_cell(&t));
     if (t.restarts != 0 && t.last_restart.set) {
         char *ago = since_text(t.last_restart, ctx->now);
-        put_owned(c, ago ? format("%lld (%s ago)", t.restarts, ago) : NULL);
+        put_owned(c, ago ? gp_format("%lld (%s ago)", t.restarts, ago) : NULL);
         free(ago);
     } else {
-        put_owned(c, format("%lld", t.restarts));
+        put_owned(c, gp_format("%lld", t.restarts));
     }
     put_age(c, pod, ctx);
     const json_t *status = kube_get(pod, "status");
@@ -650,7 +619,7 @@ static char *node_status(const json_t *node)
                          : !strcmp(kube_str(ready, "status"), "True") ? "Ready"
                                                                       : "NotReady";
     bool cordoned = kube_true(kube_get(node, "spec"), "unschedulable");
-    return format("%s%s", status, cordoned ? ",SchedulingDisabled" : "");
+    return gp_format("%s%s", status, cordoned ? ",SchedulingDisabled" : "");
 }
 
 #define ROLE_PREFIX "node-role.kubernetes.io/"
@@ -798,7 +767,7 @@ static char *trim_space(const char *text)
         p += len ? len : 1;
         if (!len) end = p;
     }
-    return format("%.*s", (int)(end - s), (const char *)s);
+    return gp_format("%.*s", (int)(end - s), (const char *)s);
 }
 
 /* "kind/name" with the kind lower-cased, or just the kind. */
@@ -809,7 +778,7 @@ static char *event_target(const json_t *ref)
     for (char *p = kind; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
     const char *name = kube_str(ref, "name");
-    char *out = *name ? format("%s/%s", kind, name) : strdup(kind);
+    char *out = *name ? gp_format("%s/%s", kind, name) : strdup(kind);
     free(kind);
     return out;
 }
@@ -823,7 +792,7 @@ static char *event_source(const json_t *ev, const event_fields *f)
     const char *instance = kube_str(src, "host");
     if (!*component) component = kube_str(ev, "reportingController");
     if (!*instance) instance = kube_str(ev, "reportingInstance");
-    return *instance ? format("%s, %s", component, instance) : strdup(component);
+    return *instance ? gp_format("%s, %s", component, instance) : strdup(component);
 }
 
 static void event_cells(row_cells *c, const json_t *ev, const print_ctx *ctx, const event_fields *f)
@@ -913,11 +882,11 @@ static char *controller_name(const json_t *obj)
     const char *kind = kube_str(ref, "kind");
     const char *name = kube_str(ref, "name");
     if (group_len == 0 && !*kind) return strdup(name);
-    char *text = group_len ? format("%s.%.*s", kind, group_len, api_version) : strdup(kind);
+    char *text = group_len ? gp_format("%s.%.*s", kind, group_len, api_version) : strdup(kind);
     if (!text) return NULL;
     for (char *p = text; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-    char *out = format("%s/%s", text, name);
+    char *out = gp_format("%s/%s", text, name);
     free(text);
     return out;
 }

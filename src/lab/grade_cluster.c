@@ -18,7 +18,7 @@
 #include "kube/json.h"
 #include "kube/quantity.h"
 #include "lab/labcluster.h"
-#include "lab/outfile.h"
+#include "lab/outfile_internal.h"
 #include "util/i18n.h"
 #include "util/yaml_json.h"
 

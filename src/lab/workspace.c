@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lab/incident_files.h"
 #include "util/file.h"
 
 char *lab_path(const char *root, const char *rel)
@@ -60,14 +61,14 @@ int lab_write_keeping(const char *path, const char *text, size_t len, mode_t mod
     return rc;
 }
 
-static int create_in(const char *root, const char *rel, const char *text, gp_error *err)
+static int create_in(const char *root, const char *rel, const char *text, size_t len, gp_error *err)
 {
     char *path = lab_path(root, rel);
     if (!path) {
         gp_error_set(err, root, 0, 0, "out of memory");
         return -1;
     }
-    int rc = gp_create_new(path, text, strlen(text), 0644, err);
+    int rc = gp_create_new(path, text, len, 0644, err);
     free(path);
     return rc < 0 ? -1 : 0;
 }
@@ -82,13 +83,14 @@ int lab_workspace_init(const char *root, const lab_params *p, gp_error *err)
         free(dir);
         if (rc != 0) return -1;
     }
-    if (create_in(root, LAB_EVIDENCE_DUMP, lab_evidence_dump, err) != 0) return -1;
+    if (create_in(root, LAB_EVIDENCE_DUMP, lab_evidence_dump, lab_evidence_dump_len, err) != 0)
+        return -1;
     char *params = lab_params_text(p);
     if (!params) {
         gp_error_set(err, root, 0, 0, "out of memory");
         return -1;
     }
-    int rc = create_in(root, LAB_PARAMS_FILE, params, err);
+    int rc = create_in(root, LAB_PARAMS_FILE, params, strlen(params), err);
     free(params);
     return rc;
 }

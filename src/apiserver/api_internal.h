@@ -1,8 +1,8 @@
 /* Pieces of the object API that its files share (api.c, api_write.c,
  * watch.c): request paths, Status errors, and what a stored object's
  * envelope looks like. Not a public interface. */
-#ifndef GPUOP_APISERVER_API_H
-#define GPUOP_APISERVER_API_H
+#ifndef GPUOP_APISERVER_API_INTERNAL_H
+#define GPUOP_APISERVER_API_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>
