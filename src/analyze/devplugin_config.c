@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kube/selector.h"
 #include "util/yaml_json.h"
 
 #define PREFIX     "nvidia.com"
@@ -95,28 +96,6 @@ static void number_text(double d, char buf[40])
 
 /* ---- name rules (resources.go NewResourceName) ---- */
 
-static bool is_lower_alnum(char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-}
-
-/* IsDNS1123Subdomain: at most 253 characters of dot-separated labels of
- * [a-z0-9-] that start and end alphanumeric. */
-static bool is_dns_subdomain(const char *s)
-{
-    size_t len = strlen(s), start = 0;
-    if (len == 0 || len > 253) return false;
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && s[i] != '.') {
-            if (!is_lower_alnum(s[i]) && s[i] != '-') return false;
-            continue;
-        }
-        if (i == start || !is_lower_alnum(s[start]) || !is_lower_alnum(s[i - 1])) return false;
-        start = i + 1;
-    }
-    return true;
-}
-
 int an_dp_resource_name(const char *name, char *out, size_t size, gp_error *err)
 {
     char full[512];
@@ -132,7 +111,7 @@ int an_dp_resource_name(const char *name, char *out, size_t size, gp_error *err)
     }
     /* Split at the first '/': "nvidia.com/a/b" leaves "a/b", which fails. */
     const char *part = strchr(full, '/') + 1;
-    if (!is_dns_subdomain(part)) {
+    if (!kube_is_dns1123_subdomain(part, strlen(part))) {
         gp_error_set(err, NULL, 0, 0,
                      "incorrect format for resource name '%s': [a lowercase RFC 1123 subdomain "
                      "must consist of lower case alphanumeric characters, '-' or '.', and must "

@@ -2,74 +2,26 @@
  * then the `gpuop nodes` analyzer (see nodes.h). */
 #include "analyze/nodes.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/scheduler.h"
+#include "kube/json.h"
+#include "kube/pod.h"
+#include "kube/pod_requests.h"
 #include "util/i18n.h"
 #include "util/hash.h"
 
 #define DRIVER_LABEL "nvidia.com/cuda.driver-version.full"
 
-/* ---- JSON access ---- */
-
-const char *an_str(const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_is_object(obj) ? json_object_get(obj, key) : NULL);
-    return s ? s : "";
-}
-
-const json_t *an_path(const json_t *obj, ...)
-{
-    va_list ap;
-    va_start(ap, obj);
-    for (const char *key = va_arg(ap, const char *); key && obj; key = va_arg(ap, const char *))
-        obj = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-    va_end(ap);
-    return obj;
-}
+/* ---- objects ---- */
 
 const char *an_obj_ref(const json_t *obj, char *buf, size_t size)
 {
     const json_t *meta = json_object_get(obj, "metadata");
-    const char *ns = an_str(meta, "namespace");
-    snprintf(buf, size, "%s%s%s", ns, *ns ? "/" : "", an_str(meta, "name"));
+    const char *ns = kube_str(meta, "namespace");
+    snprintf(buf, size, "%s%s%s", ns, *ns ? "/" : "", kube_str(meta, "name"));
     return buf;
-}
-
-const char *an_condition_status(const json_t *obj, const char *type)
-{
-    size_t i;
-    const json_t *c;
-    json_array_foreach(an_path(obj, "status", "conditions", NULL), i, c)
-    {
-        if (strcmp(an_str(c, "type"), type) == 0) return an_str(c, "status");
-    }
-    return "";
-}
-
-bool an_pod_terminated(const json_t *pod)
-{
-    const char *phase = an_str(json_object_get(pod, "status"), "phase");
-    return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
-}
-
-const char *an_pod_target_node(const json_t *pod)
-{
-    const char *bound = an_str(json_object_get(pod, "spec"), "nodeName");
-    if (*bound) return bound;
-    const json_t *terms =
-        an_path(pod, "spec", "affinity", "nodeAffinity",
-                "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", NULL);
-    const json_t *field =
-        json_array_get(json_object_get(json_array_get(terms, 0), "matchFields"), 0);
-    if (strcmp(an_str(field, "key"), "metadata.name") != 0 ||
-        strcmp(an_str(field, "operator"), "In") != 0)
-        return "";
-    const char *name = json_string_value(json_array_get(json_object_get(field, "values"), 0));
-    return name ? name : "";
 }
 
 static const char *first_of(const char *a, const char *b)
@@ -81,16 +33,16 @@ void an_event_read(const json_t *event, an_event_view *v)
 {
     v->object = json_object_get(event, "involvedObject");
     if (!v->object) v->object = json_object_get(event, "regarding");
-    v->reason = an_str(event, "reason");
-    v->message = first_of(an_str(event, "message"), an_str(event, "note"));
-    v->type = an_str(event, "type");
+    v->reason = kube_str(event, "reason");
+    v->message = first_of(kube_str(event, "message"), kube_str(event, "note"));
+    v->type = kube_str(event, "type");
     v->component = first_of(
-        an_str(json_object_get(event, "source"), "component"),
-        first_of(an_str(event, "reportingComponent"), an_str(event, "reportingController")));
-    const char *series = an_str(json_object_get(event, "series"), "lastObservedTime");
-    v->time = first_of(
-        an_str(event, "lastTimestamp"),
-        first_of(series, first_of(an_str(event, "eventTime"), an_str(event, "firstTimestamp"))));
+        kube_str(json_object_get(event, "source"), "component"),
+        first_of(kube_str(event, "reportingComponent"), kube_str(event, "reportingController")));
+    const char *series = kube_str(json_object_get(event, "series"), "lastObservedTime");
+    v->time = first_of(kube_str(event, "lastTimestamp"),
+                       first_of(series, first_of(kube_str(event, "eventTime"),
+                                                 kube_str(event, "firstTimestamp"))));
 }
 
 const char *const an_pod_fields[] = {
@@ -219,8 +171,8 @@ void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n
         const json_t *c;
         json_array_foreach(json_object_get(podspec, groups[g]), i, c)
         {
-            add_list_names(an_path(c, "resources", "requests", NULL), names, n, max);
-            add_list_names(an_path(c, "resources", "limits", NULL), names, n, max);
+            add_list_names(kube_path(c, "resources", "requests", NULL), names, n, max);
+            add_list_names(kube_path(c, "resources", "limits", NULL), names, n, max);
         }
     }
     add_list_names(json_object_get(podspec, "overhead"), names, n, max);
@@ -229,77 +181,11 @@ void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err)
 {
-    if (ctl_sched_pod_requests(pod, names, n, out, err) == 0) return 0;
+    if (kube_pod_requests_of(pod, names, n, out, err) == 0) return 0;
     char ref[320];
     gp_error e = *err;
     gp_error_set(err, NULL, 0, 0, "pod %s: %s", an_obj_ref(pod, ref, sizeof ref), e.text);
     return -1;
-}
-
-/* ---- pod STATUS column (kubectl printPod) ---- */
-
-static void terminated_text(const json_t *t, const char *prefix, char *buf, size_t size)
-{
-    const char *reason = an_str(t, "reason");
-    json_int_t signal = json_integer_value(json_object_get(t, "signal"));
-    json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
-    if (*reason)
-        snprintf(buf, size, "%s%s", prefix, reason);
-    else if (signal)
-        snprintf(buf, size, "%sSignal:%lld", prefix, (long long)signal);
-    else
-        snprintf(buf, size, "%sExitCode:%lld", prefix, (long long)code);
-}
-
-/* Init:<reason> or Init:i/n while init containers run; false once done. */
-static bool init_status(const json_t *pod, char *buf, size_t size)
-{
-    size_t total = json_array_size(an_path(pod, "spec", "initContainers", NULL));
-    size_t i;
-    const json_t *cs;
-    json_array_foreach(an_path(pod, "status", "initContainerStatuses", NULL), i, cs)
-    {
-        const json_t *state = json_object_get(cs, "state");
-        const json_t *term = json_object_get(state, "terminated");
-        const char *waiting = an_str(json_object_get(state, "waiting"), "reason");
-        if (term && json_integer_value(json_object_get(term, "exitCode")) == 0) continue;
-        if (term)
-            terminated_text(term, "Init:", buf, size);
-        else if (*waiting && strcmp(waiting, "PodInitializing") != 0)
-            snprintf(buf, size, "Init:%s", waiting);
-        else
-            snprintf(buf, size, "Init:%zu/%zu", i, total);
-        return true;
-    }
-    return false;
-}
-
-void an_pod_status_text(const json_t *pod, char *buf, size_t size)
-{
-    const json_t *status = json_object_get(pod, "status");
-    const char *reason = an_str(status, "reason");
-    snprintf(buf, size, "%s", *reason ? reason : an_str(status, "phase"));
-    if (!init_status(pod, buf, size)) {
-        const json_t *all = json_object_get(status, "containerStatuses");
-        bool running = false;
-        for (size_t i = json_array_size(all); i-- > 0;) {
-            const json_t *state = json_object_get(json_array_get(all, i), "state");
-            const char *waiting = an_str(json_object_get(state, "waiting"), "reason");
-            const json_t *term = json_object_get(state, "terminated");
-            if (*waiting)
-                snprintf(buf, size, "%s", waiting);
-            else if (term)
-                terminated_text(term, "", buf, size);
-            else if (json_object_get(state, "running") &&
-                     json_is_true(json_object_get(json_array_get(all, i), "ready")))
-                running = true;
-        }
-        if (running && strcmp(buf, "Completed") == 0) snprintf(buf, size, "Running");
-    }
-    if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") &&
-        strcmp(reason, "NodeLost") != 0)
-        snprintf(buf, size, "Terminating");
-    if (!*buf) snprintf(buf, size, "Unknown");
 }
 
 /* ---- quantities for people ---- */
@@ -430,7 +316,7 @@ an_node_entry **an_node_table_sorted(const an_node_table *t, size_t *n)
 {
     an_node_entry **v = malloc((t->n ? t->n : 1) * sizeof *v);
     if (!v) return NULL;
-    memcpy(v, t->v, t->n * sizeof *v);
+    if (t->n) memcpy(v, t->v, t->n * sizeof *v); /* t->v is NULL while empty */
     qsort(v, t->n, sizeof *v, by_entry_name);
     *n = t->n;
     return v;
@@ -641,29 +527,29 @@ static char *resource_text(const json_t *list, const char *name)
 void an_nodes_add_node(an_nodes *b, const json_t *node)
 {
     const json_t *meta = json_object_get(node, "metadata");
-    an_node_entry *e = an_node_table_get(b->nodes, an_str(meta, "name"));
+    an_node_entry *e = an_node_table_get(b->nodes, kube_str(meta, "name"));
     node_info *ni = e ? info_of(b, e) : NULL;
     if (!ni) {
         b->oom = true;
         return;
     }
     e->seen = true;
-    snprintf(ni->ready, sizeof ni->ready, "%s", an_condition_status(node, "Ready"));
-    ni->unschedulable = json_is_true(an_path(node, "spec", "unschedulable", NULL));
+    snprintf(ni->ready, sizeof ni->ready, "%s", kube_str(kube_condition(node, "Ready"), "status"));
+    ni->unschedulable = json_is_true(kube_path(node, "spec", "unschedulable", NULL));
     const json_t *status = json_object_get(node, "status");
     ni->capacity = resource_text(json_object_get(status, "capacity"), b->resource);
     ni->allocatable = resource_text(json_object_get(status, "allocatable"), b->resource);
     const json_t *labels = json_object_get(meta, "labels");
     for (size_t i = 0; i < L_N; i++)
         ni->labels[i] = dup_or_null(json_string_value(json_object_get(labels, label_keys[i])));
-    ni->gpu_labels = strcmp(an_str(labels, "nvidia.com/gpu.present"), "true") == 0 ||
+    ni->gpu_labels = strcmp(kube_str(labels, "nvidia.com/gpu.present"), "true") == 0 ||
                      ni->labels[L_PRODUCT] || ni->labels[L_COUNT];
 }
 
 void an_nodes_add_pod(an_nodes *b, const json_t *pod)
 {
-    const char *node = an_str(json_object_get(pod, "spec"), "nodeName");
-    if (!*node || an_pod_terminated(pod)) return;
+    const char *node = kube_str(json_object_get(pod, "spec"), "nodeName");
+    if (!*node || kube_pod_terminal(pod)) return;
     const char *names[1] = {b->resource};
     kube_quantity req;
     gp_error err = {0};
@@ -870,7 +756,7 @@ static void render_lab(const json_t *report, FILE *out)
     json_array_foreach(json_object_get(report, "nodes"), i, n)
     {
         if (!json_is_true(json_object_get(n, "seen"))) continue;
-        const char *row[2] = {an_str(n, "name"), or_none(json_object_get(n, "allocatable"))};
+        const char *row[2] = {kube_str(n, "name"), or_none(json_object_get(n, "allocatable"))};
         an_table_row(t, row);
     }
     /* kubectl's printers use tabwriter minwidth 6, padding 3. */
@@ -881,7 +767,7 @@ static void render_lab(const json_t *report, FILE *out)
 static void render_verdict(const json_t *report, FILE *out)
 {
     const json_t *s = json_object_get(report, "summary");
-    const char *res = an_str(report, "resource");
+    const char *res = kube_str(report, "resource");
     json_int_t nodes = json_integer_value(json_object_get(s, "nodes"));
     json_int_t adv = json_integer_value(json_object_get(s, "advertising"));
     json_int_t flagged = json_integer_value(json_object_get(s, "flagged"));
@@ -889,8 +775,8 @@ static void render_verdict(const json_t *report, FILE *out)
         fprintf(out, _("no node advertises %s (%lld nodes)"), res, (long long)nodes);
     else
         fprintf(out, _("%lld of %lld nodes advertise %s: %s allocatable, %s requested, %s free"),
-                (long long)adv, (long long)nodes, res, an_str(s, "allocatable"),
-                an_str(s, "requested"), an_str(s, "free"));
+                (long long)adv, (long long)nodes, res, kube_str(s, "allocatable"),
+                kube_str(s, "requested"), kube_str(s, "free"));
     if (flagged) fprintf(out, _("; %lld flagged"), (long long)flagged);
     fputc('\n', out);
 }
@@ -909,12 +795,12 @@ static void render_table(const json_t *report, FILE *out)
     {
         const json_t *l = json_object_get(n, "labels");
         const char *row[12] = {
-            an_str(n, "name"),
-            *an_str(n, "ready") ? an_str(n, "ready") : "<none>",
+            kube_str(n, "name"),
+            *kube_str(n, "ready") ? kube_str(n, "ready") : "<none>",
             or_none(json_object_get(n, "capacity")),
             or_none(json_object_get(n, "allocatable")),
-            an_str(n, "requested"),
-            an_str(n, "free"),
+            kube_str(n, "requested"),
+            kube_str(n, "free"),
             or_none(json_object_get(l, "product")),
             or_none(json_object_get(l, "memory")),
             or_none(json_object_get(l, "count")),
@@ -942,8 +828,8 @@ static void render_text(const json_t *report, FILE *out)
         {
             if (!header) fprintf(out, "\n%s\n", _("Flags:"));
             header = true;
-            fprintf(out, "  %s: %s: ", an_str(n, "name"), an_str(f, "code"));
-            fprintf(out, flag_format(an_str(f, "code"), true), an_str(report, "resource"));
+            fprintf(out, "  %s: %s: ", kube_str(n, "name"), kube_str(f, "code"));
+            fprintf(out, flag_format(kube_str(f, "code"), true), kube_str(report, "resource"));
             fputc('\n', out);
         }
     }

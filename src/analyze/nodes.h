@@ -65,37 +65,19 @@ char *an_nodes_render(const json_t *report, an_format fmt);
  * pods pruned to this list equal reports from whole pods. */
 extern const char *const an_pod_fields[];
 
-/* resourcehelper.PodRequests for the resources `names` (n of them): the sum
- * over containers, maxed with init containers (sidecars, restartPolicy
- * Always, add to both), plus spec.overhead. out[i] is names[i]'s request,
- * zero when none. -1 with err naming the pod when a quantity does not parse.
- * This duplicates src/controllers/scheduler.c's private pod_requests until sched.h
- * exposes it. */
 /* Adds to names[0..*n) (at most max, each name once, borrowed from the
  * spec) every resource a pod spec's containers, init containers and
  * overhead request or limit, in that order. */
 void an_spec_resource_names(const json_t *podspec, const char **names, size_t *n, size_t max);
 
+/* kube_pod_requests_of (resourcehelper.PodRequests) for the resources
+ * `names`, with the pod named in the error of a quantity that does not
+ * parse. */
 int an_pod_requests(const json_t *pod, const char *const *names, size_t n, kube_quantity *out,
                     gp_error *err);
 
-/* Phase Succeeded or Failed: the scheduler and kubelet no longer count it. */
-bool an_pod_terminated(const json_t *pod);
-/* The node a pod is bound to (spec.nodeName), else the one its required
- * node affinity pins it to through matchFields metadata.name In [x] (a
- * DaemonSet pod not yet scheduled), else "". */
-const char *an_pod_target_node(const json_t *pod);
-/* The Ready condition's status ("True", "False", "Unknown"), "" if none. */
-const char *an_condition_status(const json_t *obj, const char *type);
-/* The STATUS column of `kubectl get pods`: Init:0/2, Init:Error,
- * ContainerCreating, CrashLoopBackOff, Running, Pending, Terminating... */
-void an_pod_status_text(const json_t *pod, char *buf, size_t size);
 /* "ns/name" into buf. */
 const char *an_obj_ref(const json_t *obj, char *buf, size_t size);
-/* A json string member, or "" (never NULL). */
-const char *an_str(const json_t *obj, const char *key);
-/* obj.a.b..., NULL-terminated path; NULL when missing. */
-const json_t *an_path(const json_t *obj, ...);
 
 /* An Event as either API shows it: core/v1 (involvedObject, message,
  * lastTimestamp) or events.k8s.io/v1 (regarding, note, eventTime). */

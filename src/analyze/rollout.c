@@ -9,6 +9,10 @@
 
 #include "analyze/nodes.h"
 #include "analyze/sched_message.h"
+#include "kube/daemonset.h"
+#include "kube/json.h"
+#include "kube/pod.h"
+#include "kube/pod_print.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
 
@@ -54,7 +58,7 @@ struct an_rollout {
 
 static int template_requests(an_rollout *b, gp_error *err)
 {
-    const json_t *spec = an_path(b->ds, "spec", "template", "spec", NULL);
+    const json_t *spec = kube_path(b->ds, "spec", "template", "spec", NULL);
     /* cpu and memory first: every fit table has them */
     b->names[b->nres++] = "cpu";
     b->names[b->nres++] = "memory";
@@ -71,8 +75,8 @@ static int template_requests(an_rollout *b, gp_error *err)
 
 an_rollout *an_rollout_new(const json_t *daemonset, gp_error *err)
 {
-    if (!json_is_object(daemonset) || strcmp(an_str(daemonset, "kind"), "DaemonSet") != 0 ||
-        !*an_str(json_object_get(daemonset, "metadata"), "name")) {
+    if (!json_is_object(daemonset) || strcmp(kube_str(daemonset, "kind"), "DaemonSet") != 0 ||
+        !*kube_str(json_object_get(daemonset, "metadata"), "name")) {
         gp_error_set(err, NULL, 0, 0, "not a DaemonSet object");
         return NULL;
     }
@@ -84,9 +88,9 @@ an_rollout *an_rollout_new(const json_t *daemonset, gp_error *err)
     b->ds = json_deep_copy(daemonset);
     b->warnings = json_array();
     const json_t *meta = json_object_get(daemonset, "metadata");
-    snprintf(b->name, sizeof b->name, "%s", an_str(meta, "name"));
-    snprintf(b->ns, sizeof b->ns, "%s", an_str(meta, "namespace"));
-    snprintf(b->uid, sizeof b->uid, "%s", an_str(meta, "uid"));
+    snprintf(b->name, sizeof b->name, "%s", kube_str(meta, "name"));
+    snprintf(b->ns, sizeof b->ns, "%s", kube_str(meta, "namespace"));
+    snprintf(b->uid, sizeof b->uid, "%s", kube_str(meta, "uid"));
     an_obj_ref(daemonset, b->ref, sizeof b->ref);
     if (!b->ds || !b->warnings || template_requests(b, err) < 0 ||
         !(b->nodes = an_node_table_new(MAX_RES))) {
@@ -104,22 +108,16 @@ void an_rollout_set_now(an_rollout *b, time_t now)
 
 static bool owned_by_ds(const an_rollout *b, const json_t *obj)
 {
-    size_t i;
-    const json_t *o;
-    json_array_foreach(an_path(obj, "metadata", "ownerReferences", NULL), i, o)
-    {
-        if (!json_is_true(json_object_get(o, "controller"))) continue;
-        if (*b->uid && strcmp(an_str(o, "uid"), b->uid) == 0) return true;
-        if (!*b->uid && strcmp(an_str(o, "kind"), "DaemonSet") == 0 &&
-            strcmp(an_str(o, "name"), b->name) == 0)
-            return true;
-    }
-    return false;
+    const json_t *o = kube_controller_of(obj);
+    if (!o) return false;
+    if (*b->uid) return strcmp(kube_str(o, "uid"), b->uid) == 0;
+    return strcmp(kube_str(o, "kind"), "DaemonSet") == 0 &&
+           strcmp(kube_str(o, "name"), b->name) == 0;
 }
 
 static bool same_namespace(const an_rollout *b, const json_t *obj)
 {
-    return strcmp(an_str(json_object_get(obj, "metadata"), "namespace"), b->ns) == 0;
+    return strcmp(kube_str(json_object_get(obj, "metadata"), "namespace"), b->ns) == 0;
 }
 
 void an_rollout_add_revision(an_rollout *b, const json_t *rev)
@@ -148,16 +146,16 @@ static void node_rec_free(void *p)
 void an_rollout_add_node(an_rollout *b, const json_t *node)
 {
     an_node_entry *e =
-        an_node_table_get(b->nodes, an_str(json_object_get(node, "metadata"), "name"));
+        an_node_table_get(b->nodes, kube_str(json_object_get(node, "metadata"), "name"));
     node_rec *r = e ? rec_of(b, e) : NULL;
     if (!r) {
         b->oom = true;
         return;
     }
     e->seen = true;
-    snprintf(r->ready, sizeof r->ready, "%s", an_condition_status(node, "Ready"));
-    r->unschedulable = json_is_true(an_path(node, "spec", "unschedulable", NULL));
-    const json_t *alloc = an_path(node, "status", "allocatable", NULL);
+    snprintf(r->ready, sizeof r->ready, "%s", kube_str(kube_condition(node, "Ready"), "status"));
+    r->unschedulable = json_is_true(kube_path(node, "spec", "unschedulable", NULL));
+    const json_t *alloc = kube_path(node, "status", "allocatable", NULL);
     for (size_t i = 0; i < b->nres; i++) {
         const json_t *v = json_object_get(alloc, b->names[i]);
         gp_error err;
@@ -174,40 +172,19 @@ static char *dup_str(const char *s)
     return s && *s ? strdup(s) : NULL;
 }
 
-static const json_t *condition(const json_t *pod, const char *type)
-{
-    size_t i;
-    const json_t *c;
-    json_array_foreach(an_path(pod, "status", "conditions", NULL), i, c)
-    {
-        if (strcmp(an_str(c, "type"), type) == 0) return c;
-    }
-    return NULL;
-}
-
-/* Seconds since the epoch of an RFC 3339 UTC time ("2025-01-02T03:04:05Z"),
- * -1 when it is not one (days_from_civil, H. Hinnant). */
-static int64_t rfc3339_seconds(const char *s)
-{
-    int y, m, d, hh, mm, ss;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &m, &d, &hh, &mm, &ss) != 6) return -1;
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    int64_t days = era * 146097 + doe - 719468;
-    return days * 86400 + hh * 3600 + mm * 60 + ss;
-}
-
+/* IsPodAvailable against the clock the caller gave; without one, a Ready
+ * pod is available at once. */
 static bool is_available(const an_rollout *b, const json_t *pod)
 {
-    const json_t *ready = condition(pod, "Ready");
-    if (strcmp(an_str(ready, "status"), "True") != 0) return false;
-    json_int_t min_ready = json_integer_value(an_path(b->ds, "spec", "minReadySeconds", NULL));
-    if (min_ready <= 0 || b->now == 0) return true;
-    int64_t since = rfc3339_seconds(an_str(ready, "lastTransitionTime"));
-    return since < 0 || since + min_ready < (int64_t)b->now;
+    if (b->now == 0) return kube_pod_ready(pod);
+    return kube_pod_available(pod, kube_int(kube_obj(b->ds, "spec"), "minReadySeconds"), b->now);
+}
+
+/* The node a DaemonSet pod is for, "" when it names none. */
+static const char *target_node(const json_t *pod)
+{
+    const char *node = kube_ds_target_node(pod);
+    return node ? node : "";
 }
 
 static const char *first_waiting(const json_t *pod)
@@ -216,9 +193,9 @@ static const char *first_waiting(const json_t *pod)
     for (size_t l = 0; l < 2; l++) {
         size_t i;
         const json_t *cs;
-        json_array_foreach(an_path(pod, "status", lists[l], NULL), i, cs)
+        json_array_foreach(kube_path(pod, "status", lists[l], NULL), i, cs)
         {
-            const char *w = an_str(an_path(cs, "state", "waiting", NULL), "reason");
+            const char *w = kube_str(kube_path(cs, "state", "waiting", NULL), "reason");
             if (*w) return w;
         }
     }
@@ -248,22 +225,22 @@ static void add_ds_pod(an_rollout *b, const json_t *pod)
     }
     const json_t *meta = json_object_get(pod, "metadata");
     const json_t *labels = json_object_get(meta, "labels");
-    const json_t *sched = condition(pod, "PodScheduled");
+    const json_t *sched = kube_condition(pod, "PodScheduled");
     gp_error err = {0};
-    p->name = dup_str(an_str(meta, "name"));
-    p->node = strdup(an_pod_target_node(pod));
-    p->hash = dup_str(an_str(labels, "controller-revision-hash"));
-    p->generation = dup_str(an_str(labels, "pod-template-generation"));
-    p->created = dup_str(an_str(meta, "creationTimestamp"));
+    p->name = dup_str(kube_str(meta, "name"));
+    p->node = strdup(target_node(pod));
+    p->hash = dup_str(kube_str(labels, "controller-revision-hash"));
+    p->generation = dup_str(kube_str(labels, "pod-template-generation"));
+    p->created = dup_str(kube_str(meta, "creationTimestamp"));
     p->waiting = dup_str(first_waiting(pod));
-    if (strcmp(an_str(sched, "status"), "False") == 0)
-        p->sched_message = dup_str(an_str(sched, "message"));
-    p->bound = *an_str(json_object_get(pod, "spec"), "nodeName") != '\0';
-    p->ready = strcmp(an_str(condition(pod, "Ready"), "status"), "True") == 0;
+    if (strcmp(kube_str(sched, "status"), "False") == 0)
+        p->sched_message = dup_str(kube_str(sched, "message"));
+    p->bound = *kube_str(json_object_get(pod, "spec"), "nodeName") != '\0';
+    p->ready = kube_pod_ready(pod);
     p->available = is_available(b, pod);
-    p->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
-    p->terminal = an_pod_terminated(pod);
-    an_pod_status_text(pod, p->status, sizeof p->status);
+    p->deleting = kube_deleting(pod);
+    p->terminal = kube_pod_terminal(pod);
+    kube_pod_status_text(pod, p->status, sizeof p->status);
     if (an_pod_requests(pod, b->names, b->nres, p->req, &err) < 0)
         json_array_append_new(b->warnings, json_string(err.text));
     if (!p->name || !p->node) b->oom = true;
@@ -275,8 +252,8 @@ void an_rollout_add_pod(an_rollout *b, const json_t *pod)
         add_ds_pod(b, pod);
         return;
     }
-    const char *node = an_str(json_object_get(pod, "spec"), "nodeName");
-    if (!*node || an_pod_terminated(pod)) return;
+    const char *node = kube_str(json_object_get(pod, "spec"), "nodeName");
+    if (!*node || kube_pod_terminal(pod)) return;
     kube_quantity req[MAX_RES];
     gp_error err = {0};
     if (an_pod_requests(pod, b->names, b->nres, req, &err) < 0) {
@@ -299,10 +276,10 @@ void an_rollout_add_event(an_rollout *b, const json_t *event)
 {
     an_event_view v;
     an_event_read(event, &v);
-    const char *pod = an_str(v.object, "name");
+    const char *pod = kube_str(v.object, "name");
     size_t len = strlen(b->name);
-    if (strcmp(an_str(v.object, "kind"), "Pod") != 0 ||
-        strcmp(an_str(v.object, "namespace"), b->ns) != 0 || strncmp(pod, b->name, len) != 0 ||
+    if (strcmp(kube_str(v.object, "kind"), "Pod") != 0 ||
+        strcmp(kube_str(v.object, "namespace"), b->ns) != 0 || strncmp(pod, b->name, len) != 0 ||
         pod[len] != '-' || strcmp(v.type, "Warning") != 0)
         return;
     if (an_event_log_add(&b->events, pod, &v) < 0) b->oom = true;
@@ -311,28 +288,6 @@ void an_rollout_add_event(an_rollout *b, const json_t *event)
 static const char *event_message(const an_rollout *b, const char *pod, const char *reason)
 {
     return an_event_log_message(&b->events, pod, reason);
-}
-
-/* ---- intstr ---- */
-
-int an_scaled_intstr(const json_t *value, long total, int round_up, long *out, gp_error *err)
-{
-    if (json_is_integer(value)) {
-        *out = (long)json_integer_value(value);
-        return 0;
-    }
-    const char *s = json_string_value(value);
-    char *end = NULL;
-    long pct = s ? strtol(s, &end, 10) : 0;
-    if (!s || end == s || strcmp(end, "%") != 0 || pct < 0) {
-        char *text = json_dumps(value, JSON_ENCODE_ANY);
-        gp_error_set(err, NULL, 0, 0, "invalid value for IntOrString: %s", text ? text : "?");
-        free(text);
-        return -1;
-    }
-    long long num = (long long)pct * total;
-    *out = (long)(round_up ? (num + 99) / 100 : num / 100);
-    return 0;
 }
 
 /* ---- finish ---- */
@@ -437,21 +392,39 @@ static const char *node_spends(const an_rollout *b, const node_rec *r, const ds_
     return pold->available ? NULL : "old-pod-unavailable";
 }
 
+/* The spec's updateStrategy as the API server defaults it
+ * (SetDefaults_DaemonSet), so that the controller's arithmetic applies to a
+ * DaemonSet written by hand too: type RollingUpdate when absent, and then
+ * maxUnavailable and maxSurge (given here, defaults filled in). */
+static json_t *defaulted_spec(const json_t *ds, const json_t *mu, const json_t *ms)
+{
+    const json_t *strategy = kube_path(ds, "spec", "updateStrategy", NULL);
+    const char *type = kube_str(strategy, "type");
+    if (*type && strcmp(type, "RollingUpdate") != 0)
+        return json_pack("{s:O?}", "updateStrategy", strategy);
+    return json_pack("{s:{s:s, s:{s:O, s:O}}}", "updateStrategy", "type", "RollingUpdate",
+                     "rollingUpdate", "maxUnavailable", mu, "maxSurge", ms);
+}
+
 static json_t *budget(ctx *c, long desired, an_node_entry **nodes, size_t n, long *spent_out,
                       long *max_unavail)
 {
     an_rollout *b = c->b;
-    const json_t *ru = an_path(b->ds, "spec", "updateStrategy", "rollingUpdate", NULL);
+    const json_t *ru = kube_path(b->ds, "spec", "updateStrategy", "rollingUpdate", NULL);
     const json_t *mu = json_object_get(ru, "maxUnavailable"), *ms = json_object_get(ru, "maxSurge");
     json_t *mu_default = json_integer(1), *ms_default = json_integer(0);
     if (!mu) mu = mu_default;
     if (!ms) ms = ms_default;
-    long unavail = 1, surge = 0;
+    int64_t unavail = 1, surge = 0;
     gp_error err = {0};
-    if (an_scaled_intstr(mu, desired, 1, &unavail, &err) < 0 ||
-        an_scaled_intstr(ms, desired, 1, &surge, &err) < 0)
-        json_array_append_new(b->warnings, json_string(err.text));
-    if (desired > 0 && unavail == 0 && surge == 0) unavail = 1;
+    json_t *defaulted = defaulted_spec(b->ds, mu, ms);
+    if (kube_ds_update_limits(defaulted, desired, &unavail, &surge, &err) < 0) {
+        char text[sizeof err.text + 400];
+        snprintf(text, sizeof text, "daemonset %s: %s", b->ref, err.text);
+        json_array_append_new(b->warnings, json_string(text));
+        unavail = 1, surge = 0;
+    }
+    json_decref(defaulted);
     char *mu_text = json_dumps(mu, JSON_ENCODE_ANY), *ms_text = json_dumps(ms, JSON_ENCODE_ANY);
     evidence(c, "daemonset", b->ref, ".spec.updateStrategy.rollingUpdate.maxUnavailable",
              json_object_get(ru, "maxUnavailable") ? mu_text : "<absent> (default 1)");
@@ -541,7 +514,7 @@ static const json_t *fit_row(const json_t *fit, const char *node)
     const json_t *row;
     json_array_foreach(fit, i, row)
     {
-        if (strcmp(an_str(row, "node"), node) == 0) return row;
+        if (strcmp(kube_str(row, "node"), node) == 0) return row;
     }
     return NULL;
 }
@@ -556,12 +529,12 @@ static void fit_detail(const json_t *fit, const char *node, const char *blocker,
     const json_t *r;
     json_array_foreach(json_object_get(fit_row(fit, node), "resources"), i, r)
     {
-        if (!res || strcmp(an_str(r, "name"), res) != 0) continue;
+        if (!res || strcmp(kube_str(r, "name"), res) != 0) continue;
         kube_quantity q, f;
         gp_error err;
         char hq[KUBE_QUANTITY_FORMAT_MAX], hf[KUBE_QUANTITY_FORMAT_MAX];
-        if (kube_quantity_parse(an_str(r, "request"), &q, &err) < 0 ||
-            kube_quantity_parse(an_str(r, "free"), &f, &err) < 0)
+        if (kube_quantity_parse(kube_str(r, "request"), &q, &err) < 0 ||
+            kube_quantity_parse(kube_str(r, "free"), &f, &err) < 0)
             return;
         an_quantity_human(res, &q, hq);
         an_quantity_human(res, &f, hf);
@@ -608,8 +581,8 @@ static int cmp_stuck(const void *x, const void *y)
     int ua = json_is_true(json_object_get(a, "updated")),
         ub = json_is_true(json_object_get(b, "updated"));
     if (ua != ub) return ub - ua;
-    int c = strcmp(an_str(a, "node"), an_str(b, "node"));
-    return c ? c : strcmp(an_str(a, "pod"), an_str(b, "pod"));
+    int c = strcmp(kube_str(a, "node"), kube_str(b, "node"));
+    return c ? c : strcmp(kube_str(a, "pod"), kube_str(b, "pod"));
 }
 
 static json_t *stuck_pods(ctx *c, const json_t *fit)
@@ -659,9 +632,9 @@ static void pod_evidence(ctx *c, json_t *stuck)
     const json_t *s;
     json_array_foreach(stuck, i, s)
     {
-        if (i >= EVIDENCE_PER_SET || !*an_str(s, "message")) continue;
-        snprintf(ref, sizeof ref, "%s/%s", b->ns, an_str(s, "pod"));
-        evidence(c, "pod", ref, ".status.conditions[PodScheduled].message", an_str(s, "message"));
+        if (i >= EVIDENCE_PER_SET || !*kube_str(s, "message")) continue;
+        snprintf(ref, sizeof ref, "%s/%s", b->ns, kube_str(s, "pod"));
+        evidence(c, "pod", ref, ".status.conditions[PodScheduled].message", kube_str(s, "message"));
     }
     if (more) {
         snprintf(value, sizeof value, "... and %zu more pods", more);
@@ -679,9 +652,9 @@ static void fit_evidence(ctx *c, const json_t *fit)
         if (json_is_true(json_object_get(row, "fits")) || listed++ >= EVIDENCE_PER_SET) continue;
         json_array_foreach(json_object_get(row, "resources"), j, r)
         {
-            snprintf(field, sizeof field, ".status.allocatable.%s", an_str(r, "name"));
+            snprintf(field, sizeof field, ".status.allocatable.%s", kube_str(r, "name"));
             const char *a = json_string_value(json_object_get(r, "allocatable"));
-            evidence(c, "node", an_str(row, "node"), field, a ? a : "<absent>");
+            evidence(c, "node", kube_str(row, "node"), field, a ? a : "<absent>");
         }
     }
 }
@@ -693,11 +666,11 @@ static void verdict(ctx *c, json_t *report, long spent, long max_unavail)
     long long updated = json_integer_value(json_object_get(st, "updated"));
     long long avail = json_integer_value(json_object_get(st, "available"));
     const json_t *first = json_array_get(json_object_get(report, "stuck"), 0);
-    json_int_t gen = json_integer_value(an_path(c->b->ds, "metadata", "generation", NULL));
-    json_int_t obs = json_integer_value(an_path(c->b->ds, "status", "observedGeneration", NULL));
+    json_int_t gen = json_integer_value(kube_path(c->b->ds, "metadata", "generation", NULL));
+    json_int_t obs = json_integer_value(kube_path(c->b->ds, "status", "observedGeneration", NULL));
     const char *state;
     char text[2048];
-    if (strcmp(an_str(report, "strategy"), "OnDelete") == 0) {
+    if (strcmp(kube_str(report, "strategy"), "OnDelete") == 0) {
         state = "on-delete";
         snprintf(text, sizeof text,
                  _("OnDelete strategy: pods change only when deleted; %lld of %lld updated"),
@@ -713,8 +686,8 @@ static void verdict(ctx *c, json_t *report, long spent, long max_unavail)
                  updated, desired);
     } else if (spent >= max_unavail && first) {
         state = "stalled";
-        const char *detail = an_str(first, "detail");
-        const char *msg = an_str(first, "message");
+        const char *detail = kube_str(first, "detail");
+        const char *msg = kube_str(first, "message");
         char reason[1024];
         json_t *parsed = *msg ? an_sched_message_parse(msg, NULL) : NULL;
         const json_t *item = NULL;
@@ -722,16 +695,17 @@ static void verdict(ctx *c, json_t *report, long spent, long max_unavail)
         const json_t *it;
         json_array_foreach(json_object_get(parsed, "reasons"), i, it)
         {
-            if (!item && strcmp(an_str(it, "blocker"), an_str(first, "blocker")) == 0) item = it;
+            if (!item && strcmp(kube_str(it, "blocker"), kube_str(first, "blocker")) == 0)
+                item = it;
         }
         snprintf(reason, sizeof reason, "%s",
-                 item ? an_str(item, "reason") : an_str(first, "blocker"));
+                 item ? kube_str(item, "reason") : kube_str(first, "blocker"));
         json_decref(parsed);
         snprintf(text, sizeof text,
                  _("rollout stalled: %lld of %lld updated; the %s pod cannot run on %s: %s%s%s%s"),
                  updated, desired,
                  json_is_true(json_object_get(first, "updated")) ? _("new") : _("old"),
-                 an_str(first, "node"), reason, *detail ? " (" : "", detail, *detail ? ")" : "");
+                 kube_str(first, "node"), reason, *detail ? " (" : "", detail, *detail ? ")" : "");
     } else {
         state = "progressing";
         snprintf(text, sizeof text, _("rollout in progress: %lld of %lld updated, %lld available"),
@@ -751,7 +725,7 @@ static json_t *revision_json(ctx *c)
     evidence(c, "controllerrevision", ref, ".revision", num);
     evidence(c, "controllerrevision", ref, ".metadata.labels.controller-revision-hash",
              c->hash ? c->hash : "<absent>");
-    return json_pack("{s:s, s:O, s:s?}", "name", an_str(json_object_get(r, "metadata"), "name"),
+    return json_pack("{s:s, s:O, s:s?}", "name", kube_str(json_object_get(r, "metadata"), "name"),
                      "revision", json_object_get(r, "revision"), "hash", c->hash);
 }
 
@@ -760,9 +734,9 @@ static const char *current_hash(const an_rollout *b)
 {
     if (!b->cur_rev) return NULL;
     const json_t *meta = json_object_get(b->cur_rev, "metadata");
-    const char *h = an_str(json_object_get(meta, "labels"), "controller-revision-hash");
+    const char *h = kube_str(json_object_get(meta, "labels"), "controller-revision-hash");
     if (*h) return h;
-    const char *name = an_str(meta, "name");
+    const char *name = kube_str(meta, "name");
     size_t len = strlen(b->name);
     return strncmp(name, b->name, len) == 0 && name[len] == '-' ? name + len + 1 : NULL;
 }
@@ -781,8 +755,8 @@ static json_t *fit_table(an_rollout *b, an_node_entry **nodes, size_t n, long su
 json_t *an_rollout_finish(an_rollout *b, gp_error *err)
 {
     ctx c = {.b = b, .evidence = json_array(), .hash = current_hash(b)};
-    const char *tgen = an_str(an_path(b->ds, "metadata", "annotations", NULL),
-                              "deprecated.daemonset.template.generation");
+    const char *tgen = kube_str(kube_path(b->ds, "metadata", "annotations", NULL),
+                                "deprecated.daemonset.template.generation");
     c.tgen = *tgen ? tgen : NULL;
     size_t old_pods = 0, n = 0;
     an_node_entry **nodes = NULL;
@@ -792,24 +766,24 @@ json_t *an_rollout_finish(an_rollout *b, gp_error *err)
         gp_error_set(err, NULL, 0, 0, "out of memory");
         return NULL;
     }
-    const char *strategy = an_str(an_path(b->ds, "spec", "updateStrategy", NULL), "type");
+    const char *strategy = kube_str(kube_path(b->ds, "spec", "updateStrategy", NULL), "type");
     json_t *report = json_pack("{s:s, s:s}", "daemonset", b->ref, "strategy",
                                *strategy ? strategy : "RollingUpdate");
     evidence(&c, "daemonset", b->ref, ".spec.updateStrategy.type",
              *strategy ? strategy : "<absent>");
     evidence_int(&c, ".metadata.generation",
-                 json_integer_value(an_path(b->ds, "metadata", "generation", NULL)));
+                 json_integer_value(kube_path(b->ds, "metadata", "generation", NULL)));
     evidence_int(&c, ".status.observedGeneration",
-                 json_integer_value(an_path(b->ds, "status", "observedGeneration", NULL)));
+                 json_integer_value(kube_path(b->ds, "status", "observedGeneration", NULL)));
     evidence(&c, "daemonset", b->ref,
              ".metadata.annotations.deprecated.daemonset.template.generation",
              c.tgen ? c.tgen : "<absent>");
     json_object_set_new(
         report, "generation",
-        json_integer(json_integer_value(an_path(b->ds, "metadata", "generation", NULL))));
+        json_integer(json_integer_value(kube_path(b->ds, "metadata", "generation", NULL))));
     json_object_set_new(
         report, "observed_generation",
-        json_integer(json_integer_value(an_path(b->ds, "status", "observedGeneration", NULL))));
+        json_integer(json_integer_value(kube_path(b->ds, "status", "observedGeneration", NULL))));
     json_object_set_new(report, "template_generation", c.tgen ? json_string(c.tgen) : json_null());
     json_object_set_new(report, "current_revision", revision_json(&c));
     json_t *status = status_numbers(&c);
@@ -826,7 +800,8 @@ json_t *an_rollout_finish(an_rollout *b, gp_error *err)
     json_t *stuck = stuck_pods(&c, fit);
     json_object_set_new(report, "stuck", stuck);
     const json_t *first = json_array_get(stuck, 0);
-    json_object_set_new(report, "blocker", json_string(first ? an_str(first, "blocker") : "none"));
+    json_object_set_new(report, "blocker",
+                        json_string(first ? kube_str(first, "blocker") : "none"));
     pod_evidence(&c, stuck);
     fit_evidence(&c, fit);
     verdict(&c, report, spent, max_unavail);
@@ -866,7 +841,7 @@ static void render_lab(const json_t *r, FILE *out)
     fprintf(out, "DESIRED=%lld\nUPDATED=%lld\nREADY=%lld\nOLD_IMAGE_PODS=%lld\n",
             num(st, "desired"), num(st, "updated"), num(st, "ready"), num(r, "old_pods"));
     fprintf(out, "MAX_UNAVAILABLE=%lld\nBLOCKER=%s\n",
-            num(json_object_get(r, "budget"), "max_unavailable"), an_str(r, "blocker"));
+            num(json_object_get(r, "budget"), "max_unavailable"), kube_str(r, "blocker"));
 }
 
 static void print_table(an_table *t, FILE *out)
@@ -879,9 +854,9 @@ static void render_status(const json_t *r, FILE *out)
 {
     const json_t *st = json_object_get(r, "status");
     const json_t *rev = json_object_get(r, "current_revision");
-    fprintf(out, _("DaemonSet %s: %s, revision %lld (%s)\n"), an_str(r, "daemonset"),
-            an_str(r, "strategy"), num(rev, "revision"),
-            *an_str(rev, "hash") ? an_str(rev, "hash") : "?");
+    fprintf(out, _("DaemonSet %s: %s, revision %lld (%s)\n"), kube_str(r, "daemonset"),
+            kube_str(r, "strategy"), num(rev, "revision"),
+            *kube_str(rev, "hash") ? kube_str(rev, "hash") : "?");
     an_table *t = an_table_new(7);
     const char *head[7] = {_("DESIRED"),   _("CURRENT"),     _("UPDATED"), _("READY"),
                            _("AVAILABLE"), _("UNAVAILABLE"), _("OLD PODS")};
@@ -916,7 +891,7 @@ static void render_budget(const json_t *r, FILE *out)
     const json_t *s;
     json_array_foreach(json_object_get(b, "spent_by"), i, s)
     {
-        const char *row[3] = {an_str(s, "node"), an_str(s, "state"), an_str(s, "pod")};
+        const char *row[3] = {kube_str(s, "node"), kube_str(s, "state"), kube_str(s, "pod")};
         if (t) an_table_row(t, row);
     }
     if (json_array_size(json_object_get(b, "spent_by")))
@@ -939,12 +914,12 @@ static void render_fit(const json_t *r, FILE *out)
         json_array_foreach(json_object_get(row, "resources"), j, res)
         {
             const char *a = json_string_value(json_object_get(res, "allocatable"));
-            const char *cells[7] = {an_str(row, "node"),
-                                    an_str(res, "name"),
+            const char *cells[7] = {kube_str(row, "node"),
+                                    kube_str(res, "name"),
                                     a ? a : "<none>",
-                                    an_str(res, "requested"),
-                                    an_str(res, "free"),
-                                    an_str(res, "request"),
+                                    kube_str(res, "requested"),
+                                    kube_str(res, "free"),
+                                    kube_str(res, "request"),
                                     json_is_true(json_object_get(res, "fits")) ? _("yes")
                                                                                : _("no")};
             if (t) an_table_row(t, cells);
@@ -966,12 +941,12 @@ static void render_stuck(const json_t *r, FILE *out)
     const json_t *s;
     json_array_foreach(stuck, i, s)
     {
-        const char *cells[6] = {an_str(s, "pod"),
-                                an_str(s, "node"),
+        const char *cells[6] = {kube_str(s, "pod"),
+                                kube_str(s, "node"),
                                 json_is_true(json_object_get(s, "updated")) ? _("new") : _("old"),
-                                an_str(s, "status"),
-                                an_str(s, "blocker"),
-                                an_str(s, "message")};
+                                kube_str(s, "status"),
+                                kube_str(s, "blocker"),
+                                kube_str(s, "message")};
         if (t) an_table_row(t, cells);
     }
     print_table(t, out);
@@ -979,7 +954,7 @@ static void render_stuck(const json_t *r, FILE *out)
 
 static void render_text(const json_t *r, FILE *out)
 {
-    fprintf(out, "%s\n\n", an_str(json_object_get(r, "verdict"), "text"));
+    fprintf(out, "%s\n\n", kube_str(json_object_get(r, "verdict"), "text"));
     render_status(r, out);
     render_budget(r, out);
     render_fit(r, out);

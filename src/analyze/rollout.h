@@ -69,9 +69,4 @@ void an_rollout_free(an_rollout *b);
  * memory. */
 char *an_rollout_render(const json_t *report, an_format fmt);
 
-/* An intstr (42 or "5%") scaled against `total`, rounding up or down as
- * intstr.GetScaledValueFromIntOrPercent does. -1 with err set when it is
- * neither an integer nor "<digits>%". */
-int an_scaled_intstr(const json_t *value, long total, int round_up, long *out, gp_error *err);
-
 #endif

@@ -9,6 +9,7 @@
 #include "analyze/devplugin_config.h"
 #include "analyze/mig_internal.h"
 #include "analyze/nodes.h"
+#include "kube/json.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
 
@@ -37,16 +38,10 @@ static bool at_least(const version *v, int major, int minor)
     return v->major > major || (v->major == major && v->minor >= minor);
 }
 
-static const char *label(const json_t *node, const char *key)
-{
-    return json_string_value(
-        json_object_get(json_object_get(json_object_get(node, "metadata"), "labels"), key));
-}
-
 /* A whole-number label ("4"), or -1. */
 static long label_number(const json_t *node, const char *key)
 {
-    const char *s = label(node, key);
+    const char *s = kube_str_or_null(kube_path(node, "metadata", "labels", NULL), key);
     if (!s || !*s) return -1;
     char *end;
     long v = strtol(s, &end, 10);
@@ -113,8 +108,10 @@ static int pick_config(const an_slots_input *in, config_pick *p, json_t **cfg_er
             rc = -1;
         }
     } else {
-        rc = an_dp_config_select(in->configmap, label(in->node, CONFIG_LABEL), in->default_config,
-                                 in->fallbacks, &key, &how, &e);
+        rc = an_dp_config_select(
+            in->configmap,
+            kube_str_or_null(kube_path(in->node, "metadata", "labels", NULL), CONFIG_LABEL),
+            in->default_config, in->fallbacks, &key, &how, &e);
     }
     p->info = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?}", "source", "configmap", "name", cm,
                         "namespace", ns, "key", key, "selected_by", how);
@@ -200,7 +197,8 @@ static int find_hardware(const an_slots_input *in, const char *resource, bool ne
         snprintf(memory_key, sizeof memory_key, "%s.memory", base) >= (int)sizeof memory_key)
         count_key[0] = memory_key[0] = '\0';
 
-    const char *product = label(in->node, "nvidia.com/gpu.product");
+    const char *product =
+        kube_str_or_null(kube_path(in->node, "metadata", "labels", NULL), "nvidia.com/gpu.product");
     if (in->gpu_model) {
         hw->model = an_gpu_model_find(in->gpu_model, in->gpu_memory_mib, hw->mig_profile,
                                       sizeof hw->mig_profile);
@@ -447,7 +445,8 @@ json_t *an_slots(const an_slots_input *in, gp_error *err)
     if (find_hardware(in, resource, cfg != NULL, &hw, err) != 0) goto fail;
 
     json_object_set_new(r, "mig_strategy", mig_strategy ? json_string(mig_strategy) : json_null());
-    const char *node_mig = label(in->node, "nvidia.com/mig.strategy");
+    const char *node_mig = kube_str_or_null(kube_path(in->node, "metadata", "labels", NULL),
+                                            "nvidia.com/mig.strategy");
     if (mig_strategy && node_mig && strcmp(node_mig, mig_strategy) != 0) {
         gp_error w;
         gp_error_set(&w, NULL, 0, 0,

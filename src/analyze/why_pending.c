@@ -8,6 +8,10 @@
 
 #include "analyze/nodes.h"
 #include "analyze/sched_message.h"
+#include "kube/daemonset.h"
+#include "kube/json.h"
+#include "kube/pod.h"
+#include "kube/pod_print.h"
 #include "kube/quantity.h"
 #include "util/buf.h"
 #include "util/i18n.h"
@@ -63,7 +67,7 @@ static void choose_resource(an_why_pending *b)
 
 an_why_pending *an_why_pending_new(const json_t *pod, gp_error *err)
 {
-    if (!json_is_object(pod) || strcmp(an_str(pod, "kind"), "Pod") != 0) {
+    if (!json_is_object(pod) || strcmp(kube_str(pod, "kind"), "Pod") != 0) {
         gp_error_set(err, NULL, 0, 0, "not a Pod object");
         return NULL;
     }
@@ -76,9 +80,9 @@ an_why_pending *an_why_pending_new(const json_t *pod, gp_error *err)
     b->warnings = json_array();
     b->nodes = an_node_table_new(MAX_RES);
     const json_t *meta = json_object_get(pod, "metadata");
-    snprintf(b->name, sizeof b->name, "%s", an_str(meta, "name"));
-    snprintf(b->ns, sizeof b->ns, "%s", an_str(meta, "namespace"));
-    snprintf(b->uid, sizeof b->uid, "%s", an_str(meta, "uid"));
+    snprintf(b->name, sizeof b->name, "%s", kube_str(meta, "name"));
+    snprintf(b->ns, sizeof b->ns, "%s", kube_str(meta, "namespace"));
+    snprintf(b->uid, sizeof b->uid, "%s", kube_str(meta, "uid"));
     an_obj_ref(pod, b->ref, sizeof b->ref);
     if (!b->pod || !b->warnings || !b->nodes) {
         gp_error_set(err, NULL, 0, 0, "out of memory");
@@ -126,14 +130,14 @@ static char *list_text(const json_t *list, const char *name)
 void an_why_pending_add_node(an_why_pending *b, const json_t *node)
 {
     an_node_entry *e =
-        an_node_table_get(b->nodes, an_str(json_object_get(node, "metadata"), "name"));
+        an_node_table_get(b->nodes, kube_str(json_object_get(node, "metadata"), "name"));
     node_rec *r = e ? rec_of(b, e) : NULL;
     if (!r) return;
     e->seen = true;
-    snprintf(r->ready, sizeof r->ready, "%s", an_condition_status(node, "Ready"));
+    snprintf(r->ready, sizeof r->ready, "%s", kube_str(kube_condition(node, "Ready"), "status"));
     const json_t *status = json_object_get(node, "status");
     const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
-    r->gpu_count = strtol(an_str(labels, "nvidia.com/gpu.count"), NULL, 10);
+    r->gpu_count = strtol(kube_str(labels, "nvidia.com/gpu.count"), NULL, 10);
     if (b->resource) {
         r->capacity = list_text(json_object_get(status, "capacity"), b->resource);
         r->allocatable = list_text(json_object_get(status, "allocatable"), b->resource);
@@ -145,14 +149,14 @@ void an_why_pending_add_node(an_why_pending *b, const json_t *node)
     const json_t *h;
     json_array_foreach(handlers, i, h)
     {
-        json_array_append_new(r->handlers, json_string(an_str(h, "name")));
+        json_array_append_new(r->handlers, json_string(kube_str(h, "name")));
     }
 }
 
 static bool is_plugin_pod(const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    if (strstr(an_str(meta, "name"), PLUGIN_MARK)) return true;
+    if (strstr(kube_str(meta, "name"), PLUGIN_MARK)) return true;
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)json_object_get(meta, "labels"), key, v)
@@ -178,23 +182,25 @@ static void add_plugin_pod(an_why_pending *b, const json_t *pod)
     memset(p, 0, sizeof *p);
     char ref[600];
     p->ref = strdup(an_obj_ref(pod, ref, sizeof ref));
-    p->name = strdup(an_str(json_object_get(pod, "metadata"), "name"));
-    p->node = strdup(an_pod_target_node(pod));
-    p->runtime_class = strdup(an_str(json_object_get(pod, "spec"), "runtimeClassName"));
-    snprintf(p->phase, sizeof p->phase, "%s", an_str(json_object_get(pod, "status"), "phase"));
-    an_pod_status_text(pod, p->status, sizeof p->status);
-    p->ready = strcmp(an_condition_status(pod, "Ready"), "True") == 0;
+    p->name = strdup(kube_str(json_object_get(pod, "metadata"), "name"));
+    const char *node = kube_ds_target_node(pod);
+    p->node = strdup(node ? node : "");
+    p->runtime_class = strdup(kube_str(json_object_get(pod, "spec"), "runtimeClassName"));
+    snprintf(p->phase, sizeof p->phase, "%s", kube_str(json_object_get(pod, "status"), "phase"));
+    kube_pod_status_text(pod, p->status, sizeof p->status);
+    p->ready = kube_pod_ready(pod);
     if (!p->ref || !p->name || !p->node || !p->runtime_class) b->oom = true;
 }
 
 void an_why_pending_add_pod(an_why_pending *b, const json_t *pod)
 {
     const json_t *meta = json_object_get(pod, "metadata");
-    if (strcmp(an_str(meta, "name"), b->name) == 0 && strcmp(an_str(meta, "namespace"), b->ns) == 0)
+    if (strcmp(kube_str(meta, "name"), b->name) == 0 &&
+        strcmp(kube_str(meta, "namespace"), b->ns) == 0)
         return; /* the pod itself does not compete with itself */
     if (is_plugin_pod(pod)) add_plugin_pod(b, pod);
-    const char *node = an_str(json_object_get(pod, "spec"), "nodeName");
-    if (!*node || an_pod_terminated(pod)) return;
+    const char *node = kube_str(json_object_get(pod, "spec"), "nodeName");
+    if (!*node || kube_pod_terminal(pod)) return;
     kube_quantity req[MAX_RES];
     gp_error err = {0};
     if (an_pod_requests(pod, b->names, b->nres, req, &err) < 0) {
@@ -210,10 +216,10 @@ void an_why_pending_add_pod(an_why_pending *b, const json_t *pod)
 
 static bool about_pod(const an_why_pending *b, const json_t *object)
 {
-    if (strcmp(an_str(object, "kind"), "Pod") != 0) return false;
-    if (*b->uid && *an_str(object, "uid")) return strcmp(an_str(object, "uid"), b->uid) == 0;
-    return strcmp(an_str(object, "name"), b->name) == 0 &&
-           strcmp(an_str(object, "namespace"), b->ns) == 0;
+    if (strcmp(kube_str(object, "kind"), "Pod") != 0) return false;
+    if (*b->uid && *kube_str(object, "uid")) return strcmp(kube_str(object, "uid"), b->uid) == 0;
+    return strcmp(kube_str(object, "name"), b->name) == 0 &&
+           strcmp(kube_str(object, "namespace"), b->ns) == 0;
 }
 
 /* Keeps the latest event per object and reason: the pod's own, and
@@ -223,20 +229,21 @@ void an_why_pending_add_event(an_why_pending *b, const json_t *event)
     an_event_view v;
     an_event_read(event, &v);
     bool mine = about_pod(b, v.object);
-    if (!mine && (strcmp(v.type, "Warning") != 0 || !strstr(an_str(v.object, "name"), PLUGIN_MARK)))
+    if (!mine &&
+        (strcmp(v.type, "Warning") != 0 || !strstr(kube_str(v.object, "name"), PLUGIN_MARK)))
         return;
     char ref[600];
-    snprintf(ref, sizeof ref, "%s/%s", an_str(v.object, "namespace"), an_str(v.object, "name"));
+    snprintf(ref, sizeof ref, "%s/%s", kube_str(v.object, "namespace"), kube_str(v.object, "name"));
     if (mine) snprintf(ref, sizeof ref, "%s", b->ref);
     if (an_event_log_add(&b->events, ref, &v) < 0) b->oom = true;
 }
 
 void an_why_pending_add_runtimeclass(an_why_pending *b, const json_t *rc)
 {
-    const char *want = an_str(json_object_get(b->pod, "spec"), "runtimeClassName");
-    if (!*want || strcmp(an_str(json_object_get(rc, "metadata"), "name"), want) != 0) return;
+    const char *want = kube_str(json_object_get(b->pod, "spec"), "runtimeClassName");
+    if (!*want || strcmp(kube_str(json_object_get(rc, "metadata"), "name"), want) != 0) return;
     free(b->rc_handler);
-    b->rc_handler = strdup(an_str(rc, "handler"));
+    b->rc_handler = strdup(kube_str(rc, "handler"));
     if (!b->rc_handler) b->oom = true;
 }
 
@@ -265,49 +272,32 @@ static const char *event_message(const an_why_pending *b, const char *object, co
 static json_t *scheduler_section(ctx *c)
 {
     an_why_pending *b = c->b;
-    const json_t *cond = NULL;
-    size_t i;
-    const json_t *x;
-    json_array_foreach(an_path(b->pod, "status", "conditions", NULL), i, x)
-    {
-        if (strcmp(an_str(x, "type"), "PodScheduled") == 0) cond = x;
-    }
+    const json_t *cond = kube_condition(b->pod, "PodScheduled");
     const char *event = event_message(b, b->ref, "FailedScheduling");
     const char *msg =
-        cond && strcmp(an_str(cond, "status"), "False") == 0 && *an_str(cond, "message")
-            ? an_str(cond, "message")
+        cond && strcmp(kube_str(cond, "status"), "False") == 0 && *kube_str(cond, "message")
+            ? kube_str(cond, "message")
             : event;
     evidence(c, "pod", b->ref, ".status.conditions[PodScheduled].status",
-             cond ? an_str(cond, "status") : NULL);
-    if (cond && *an_str(cond, "reason"))
+             cond ? kube_str(cond, "status") : NULL);
+    if (cond && *kube_str(cond, "reason"))
         evidence(c, "pod", b->ref, ".status.conditions[PodScheduled].reason",
-                 an_str(cond, "reason"));
-    if (cond && *an_str(cond, "message"))
+                 kube_str(cond, "reason"));
+    if (cond && *kube_str(cond, "message"))
         evidence(c, "pod", b->ref, ".status.conditions[PodScheduled].message",
-                 an_str(cond, "message"));
+                 kube_str(cond, "message"));
     if (event) evidence(c, "event", b->ref, "FailedScheduling .message", event);
-    json_t *parsed = msg && !*an_str(json_object_get(b->pod, "spec"), "nodeName")
+    json_t *parsed = msg && !*kube_str(json_object_get(b->pod, "spec"), "nodeName")
                          ? an_sched_message_parse(msg, NULL)
                          : NULL;
     json_t *out =
         json_pack("{s:o, s:s?, s:o, s:s}", "condition",
-                  cond ? json_pack("{s:s, s:s, s:s}", "status", an_str(cond, "status"), "reason",
-                                   an_str(cond, "reason"), "message", an_str(cond, "message"))
+                  cond ? json_pack("{s:s, s:s, s:s}", "status", kube_str(cond, "status"), "reason",
+                                   kube_str(cond, "reason"), "message", kube_str(cond, "message"))
                        : json_null(),
                   "event", event, "parsed", parsed ? parsed : json_null(), "blocker",
                   parsed ? an_sched_primary_blocker(parsed) : "none");
     return out;
-}
-
-static bool has_handler(const json_t *handlers, const char *name)
-{
-    size_t i;
-    const json_t *h;
-    json_array_foreach(handlers, i, h)
-    {
-        if (strcmp(json_string_value(h), name) == 0) return true;
-    }
-    return false;
 }
 
 static json_t *nodes_section(ctx *c, size_t *advertising)
@@ -368,21 +358,21 @@ static json_t *plugins_section(ctx *c)
 static json_t *runtime_section(ctx *c)
 {
     an_why_pending *b = c->b;
-    const char *name = an_str(json_object_get(b->pod, "spec"), "runtimeClassName");
+    const char *name = kube_str(json_object_get(b->pod, "spec"), "runtimeClassName");
     if (!*name) return json_null();
     evidence(c, "pod", b->ref, ".spec.runtimeClassName", name);
     char ref[300];
     snprintf(ref, sizeof ref, "%s", name);
     evidence(c, "runtimeclass", ref, ".handler", b->rc_handler);
     json_t *with = json_array(), *without = json_array(), *unknown = json_array();
-    const char *bound = an_str(json_object_get(b->pod, "spec"), "nodeName");
+    const char *bound = kube_str(json_object_get(b->pod, "spec"), "nodeName");
     for (size_t i = 0; b->rc_handler && i < c->n; i++) {
         node_rec *r = c->nodes[i]->user;
         if (!c->nodes[i]->seen || !r) continue;
         if (*bound && strcmp(bound, c->nodes[i]->name) != 0) continue;
-        json_t *list = !r->handlers                              ? unknown
-                       : has_handler(r->handlers, b->rc_handler) ? with
-                                                                 : without;
+        json_t *list = !r->handlers                                  ? unknown
+                       : kube_has_string(r->handlers, b->rc_handler) ? with
+                                                                     : without;
         json_array_append_new(list, json_string(c->nodes[i]->name));
         char *h = r->handlers ? json_dumps(r->handlers, JSON_COMPACT) : NULL;
         evidence(c, "node", c->nodes[i]->name, ".status.runtimeHandlers[*].name", h);
@@ -470,23 +460,24 @@ static bool handler_missing_on(const ctx *c, const char *node)
 {
     an_node_entry *e = an_node_table_find(c->b->nodes, node);
     node_rec *r = e ? e->user : NULL;
-    return c->b->rc_handler && r && r->handlers && !has_handler(r->handlers, c->b->rc_handler);
+    return c->b->rc_handler && r && r->handlers && !kube_has_string(r->handlers, c->b->rc_handler);
 }
 
 static const char *decide_scheduled(ctx *c, const char *node, json_t *steps, char *why, size_t size)
 {
     an_why_pending *b = c->b;
     const char *adm = event_message(b, b->ref, "UnexpectedAdmissionError");
-    const char *reason = an_str(json_object_get(b->pod, "status"), "reason");
+    const char *reason = kube_str(json_object_get(b->pod, "status"), "reason");
     if (adm || strcmp(reason, "UnexpectedAdmissionError") == 0) {
-        snprintf(why, size, "%s", adm ? adm : an_str(json_object_get(b->pod, "status"), "message"));
+        snprintf(why, size, "%s",
+                 adm ? adm : kube_str(json_object_get(b->pod, "status"), "message"));
         next(steps, "admission", node);
         return "kubelet-admission";
     }
     /* A pod past Pending has its sandbox: a handler lost later (a containerd
      * restart) does not stop it. */
     const char *sandbox = sandbox_failure(b, b->ref);
-    bool pending = strcmp(an_str(json_object_get(b->pod, "status"), "phase"), "Pending") == 0;
+    bool pending = strcmp(kube_str(json_object_get(b->pod, "status"), "phase"), "Pending") == 0;
     if (pending && (sandbox || handler_missing_on(c, node))) {
         snprintf(why, size, "%s", sandbox ? sandbox : "node does not report the handler");
         next(steps, "containerd-check", node);
@@ -521,7 +512,7 @@ static const char *decide_unscheduled(ctx *c, size_t advertising, json_t *steps,
 {
     an_why_pending *b = c->b;
     const char *lost = lost_gpus(c, steps);
-    const char *blocker = an_str(json_object_get(c->report, "scheduler"), "blocker");
+    const char *blocker = kube_str(json_object_get(c->report, "scheduler"), "blocker");
     if (!b->resource || advertising > 0) {
         snprintf(why, size, "%s", blocker);
         for (size_t i = 0; i < c->n && i < 3; i++)
@@ -590,7 +581,7 @@ json_t *an_why_pending_finish(an_why_pending *b, gp_error *err)
     /* Sorted so that the report does not depend on the adding order. */
     if (b->nplugins) qsort(b->plugins, b->nplugins, sizeof *b->plugins, by_plugin_ref);
     an_event_log_sort(&b->events);
-    const char *bound = an_str(json_object_get(b->pod, "spec"), "nodeName");
+    const char *bound = kube_str(json_object_get(b->pod, "spec"), "nodeName");
     c.report = json_pack("{s:s, s:s?, s:o, s:s?}", "pod", b->ref, "resource", b->resource,
                          "requests", requests_json(b), "node", *bound ? bound : NULL);
     evidence(&c, "pod", b->ref, ".spec.nodeName", *bound ? bound : NULL);
@@ -649,10 +640,10 @@ static void render_scheduler(const json_t *r, FILE *out)
     const json_t *s = json_object_get(r, "scheduler");
     const json_t *cond = json_object_get(s, "condition");
     fprintf(out, "\n%s\n", _("Scheduler:"));
-    const char *reason = an_str(cond, "reason");
+    const char *reason = kube_str(cond, "reason");
     fprintf(out, "  PodScheduled=%s%s%s\n", or_none(json_object_get(cond, "status")),
             *reason ? " " : "", reason);
-    const char *msg = *an_str(cond, "message") ? an_str(cond, "message") : an_str(s, "event");
+    const char *msg = *kube_str(cond, "message") ? kube_str(cond, "message") : kube_str(s, "event");
     if (*msg) fprintf(out, "  %s\n", msg);
     an_table *t = an_table_new(3);
     const char *head[3] = {_("NODES"), _("REASON"), _("BLOCKER")};
@@ -664,7 +655,7 @@ static void render_scheduler(const json_t *r, FILE *out)
         char count[32];
         snprintf(count, sizeof count, "%lld",
                  (long long)json_integer_value(json_object_get(it, "count")));
-        const char *row[3] = {count, an_str(it, "reason"), an_str(it, "blocker")};
+        const char *row[3] = {count, kube_str(it, "reason"), kube_str(it, "blocker")};
         if (t) an_table_row(t, row);
     }
     if (json_array_size(json_object_get(json_object_get(s, "parsed"), "reasons")))
@@ -704,11 +695,11 @@ static void render_nodes(const json_t *r, FILE *out)
     {
         if (i >= TEXT_NODE_MAX) break;
         char *h = handler_list(json_object_get(n, "runtime_handlers"));
-        const char *row[6] = {an_str(n, "name"),
+        const char *row[6] = {kube_str(n, "name"),
                               or_none(json_object_get(n, "ready")),
                               res ? or_none(json_object_get(n, "allocatable")) : "-",
-                              res ? an_str(n, "requested") : "-",
-                              res ? an_str(n, "free") : "-",
+                              res ? kube_str(n, "requested") : "-",
+                              res ? kube_str(n, "free") : "-",
                               h ? h : _("(not reported)")};
         if (t) an_table_row(t, row);
         free(h);
@@ -733,8 +724,8 @@ static void render_plugins(const json_t *r, FILE *out)
     const json_t *p;
     json_array_foreach(pods, i, p)
     {
-        const char *row[4] = {an_str(p, "pod"), an_str(p, "node"), an_str(p, "status"),
-                              an_str(p, "event")};
+        const char *row[4] = {kube_str(p, "pod"), kube_str(p, "node"), kube_str(p, "status"),
+                              kube_str(p, "event")};
         if (t) an_table_row(t, row);
     }
     print_table(t, out);
@@ -747,10 +738,10 @@ static void render_runtime(const json_t *r, FILE *out)
     fprintf(out, "\n%s\n", _("RuntimeClass:"));
     const char *handler = json_string_value(json_object_get(rc, "handler"));
     if (!handler) {
-        fprintf(out, _("  %s: not found\n"), an_str(rc, "name"));
+        fprintf(out, _("  %s: not found\n"), kube_str(rc, "name"));
         return;
     }
-    fprintf(out, _("  %s, handler %s\n"), an_str(rc, "name"), handler);
+    fprintf(out, _("  %s, handler %s\n"), kube_str(rc, "name"), handler);
     static const char *const keys[3] = {"nodes_with", "nodes_without", "nodes_unknown"};
     const char *labels[3] = {_("reported by"), _("not loaded on"), _("cannot tell on")};
     for (size_t k = 0; k < 3; k++) {
@@ -769,7 +760,7 @@ static void render_runtime(const json_t *r, FILE *out)
 
 static void render_text(const json_t *r, FILE *out)
 {
-    fprintf(out, "%s\n", an_str(r, "verdict"));
+    fprintf(out, "%s\n", kube_str(r, "verdict"));
     render_scheduler(r, out);
     render_nodes(r, out);
     render_plugins(r, out);
@@ -780,14 +771,14 @@ static void render_text(const json_t *r, FILE *out)
         fprintf(out, "\n%s\n", _("Kubelet events:"));
         json_array_foreach(json_object_get(r, "kubelet_events"), i, x)
         {
-            fprintf(out, "  %s: %s\n", an_str(x, "reason"), an_str(x, "message"));
+            fprintf(out, "  %s: %s\n", kube_str(x, "reason"), kube_str(x, "message"));
         }
     }
-    fprintf(out, "\n%s %s\n%s\n", _("Layer:"), an_str(r, "layer"), _("Next:"));
+    fprintf(out, "\n%s %s\n%s\n", _("Layer:"), kube_str(r, "layer"), _("Next:"));
     json_array_foreach(json_object_get(r, "next"), i, x)
     {
         fputs("  ", out);
-        fprintf(out, next_format(an_str(x, "code"), true), an_str(x, "target"));
+        fprintf(out, next_format(kube_str(x, "code"), true), kube_str(x, "target"));
         fputc('\n', out);
     }
     an_render_tail(r, out);
@@ -795,8 +786,8 @@ static void render_text(const json_t *r, FILE *out)
 
 static void render_lab(const json_t *report, FILE *out)
 {
-    fprintf(out, "LAYER=%s\nBLOCKER=%s\n", an_str(report, "layer"),
-            an_str(json_object_get(report, "scheduler"), "blocker"));
+    fprintf(out, "LAYER=%s\nBLOCKER=%s\n", kube_str(report, "layer"),
+            kube_str(json_object_get(report, "scheduler"), "blocker"));
 }
 
 char *an_why_pending_render(const json_t *report, an_format fmt)

@@ -109,13 +109,6 @@ void as_api_version(const as_resource *r, char *buf, size_t size)
         snprintf(buf, size, "%s", r->version);
 }
 
-void as_format_time(time_t t, char buf[32])
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 const char *as_query(const as_request *req, const char *key)
 {
     return req->query ? req->query(req->query_ctx, key) : NULL;

@@ -16,6 +16,9 @@
 #include "kube/patch.h"
 #include "kube/protobuf.h"
 #include "kube/smp.h"
+#include "kube/json.h"
+#include "kube/pod.h"
+#include "kube/time.h"
 #include "util/random.h"
 
 /* etcd's default request limit is 1.5 MiB; kube-apiserver refuses larger
@@ -75,11 +78,6 @@ static json_t *metadata_of(json_t *obj)
         json_object_set_new(obj, "metadata", meta);
     }
     return meta;
-}
-
-static const char *meta_string(const json_t *obj, const char *key)
-{
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
 }
 
 /* apiVersion and kind must be this resource's (or absent, then filled in). */
@@ -364,7 +362,7 @@ static int prepare_metadata(json_t *obj, const as_path *p, as_response *resp, ch
         json_object_del(meta, server_set[i]);
     char uid[37], now[32];
     new_uid(uid);
-    as_format_time(time(NULL), now);
+    kube_time_format(time(NULL), now);
     json_object_set_new(meta, "uid", json_string(uid));
     json_object_set_new(meta, "creationTimestamp", json_string(now));
     return 0;
@@ -604,7 +602,7 @@ static json_t *read_for_update(as_api *api, const as_path *p, int attempt, uint6
 
 static int check_name(const json_t *obj, const as_path *p, as_response *resp)
 {
-    const char *name = meta_string(obj, "name");
+    const char *name = kube_str_or_null(kube_obj(obj, "metadata"), "name");
     if (!name || strcmp(name, p->name) == 0) return 0;
     char msg[700];
     snprintf(msg, sizeof msg, "the name of the object (%s) does not match the name on the URL (%s)",
@@ -623,7 +621,7 @@ void as_api_update(as_api *api, const as_request *req, const as_path *p, as_resp
         return;
     }
     json_object_set_new(metadata_of(body), "name", json_string(p->name));
-    const char *want = meta_string(body, "resourceVersion");
+    const char *want = kube_str_or_null(kube_obj(body, "metadata"), "resourceVersion");
     for (int attempt = 0;; attempt++) {
         uint64_t rv;
         size_t old_len;
@@ -707,9 +705,9 @@ void as_api_patch(as_api *api, const as_request *req, const as_path *p, as_respo
         int done = 1;
         if (obj) {
             /* a resourceVersion the patch sets is a precondition */
-            const char *want = meta_string(obj, "resourceVersion");
-            const char *old_rv = meta_string(old, "resourceVersion");
-            const char *name = meta_string(obj, "name");
+            const char *want = kube_str_or_null(kube_obj(obj, "metadata"), "resourceVersion");
+            const char *old_rv = kube_str_or_null(kube_obj(old, "metadata"), "resourceVersion");
+            const char *name = kube_str_or_null(kube_obj(obj, "metadata"), "name");
             if (want && old_rv && strcmp(want, old_rv) != 0)
                 as_error_conflict(resp, p->resource, p->name);
             else if (name && strcmp(name, p->name) != 0)
@@ -786,9 +784,8 @@ static long long pod_grace(const json_t *pod, long long asked)
 {
     const json_t *spec = json_object_get(pod, "spec");
     const char *node = json_string_value(json_object_get(spec, "nodeName"));
-    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
     if (!node || !*node) return 0;
-    if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) return 0;
+    if (kube_pod_terminal(pod)) return 0;
     if (asked >= 0) return asked;
     const json_t *g = json_object_get(spec, "terminationGracePeriodSeconds");
     return json_is_integer(g) ? json_integer_value(g) : 30;
@@ -837,7 +834,7 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
         if (!json_object_get(meta, "deletionTimestamp") ||
             (json_is_integer(prev) && grace < json_integer_value(prev))) {
             char when[32];
-            as_format_time(time(NULL) + grace, when);
+            kube_time_format(time(NULL) + grace, when);
             json_object_set_new(meta, "deletionTimestamp", json_string(when));
             json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
         }
@@ -879,7 +876,7 @@ static void set_condition(json_t *pod, const char *type, const char *status)
     json_t *conds = json_object_get(st, "conditions");
     if (!json_is_array(conds)) json_object_set_new(st, "conditions", conds = json_array());
     char now[32];
-    as_format_time(time(NULL), now);
+    kube_time_format(time(NULL), now);
     json_t *c = json_pack("{s:s, s:s, s:n, s:s}", "type", type, "status", status, "lastProbeTime",
                           "lastTransitionTime", now);
     size_t i;
@@ -908,11 +905,13 @@ static int bind_pod(json_t *pod, const as_path *p, const char *node, const char 
                                    "Required value", "field", "target.name"));
         return -1;
     }
-    if (want_uid && *want_uid && strcmp(want_uid, meta_string(pod, "uid")) != 0) {
+    if (want_uid && *want_uid &&
+        strcmp(want_uid, kube_str_or_null(kube_obj(pod, "metadata"), "uid")) != 0) {
         as_error_conflict(resp, p->resource, p->name);
         return -1;
     }
-    if (meta_string(pod, "deletionTimestamp") || (assigned && *assigned)) {
+    if (kube_str_or_null(kube_obj(pod, "metadata"), "deletionTimestamp") ||
+        (assigned && *assigned)) {
         char msg[600], full[1100];
         if (assigned && *assigned)
             snprintf(msg, sizeof msg, "pod %s is already assigned to node \"%s\"", p->name,
@@ -938,7 +937,7 @@ void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_respon
     json_t *b = decode_body(req, resp);
     if (!b) return;
     const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
-    const char *want_uid = meta_string(b, "uid");
+    const char *want_uid = kube_str_or_null(kube_obj(b, "metadata"), "uid");
     for (int attempt = 0;; attempt++) {
         uint64_t rv;
         size_t len;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/intstr.h"
+
 #define TEMPLATE_GENERATION "deprecated.daemonset.template.generation"
 
 static void set_copy_or_del(json_t *obj, const char *key, const json_t *from)
@@ -29,7 +31,7 @@ static void daemonset_defaults(json_t *ds)
     json_t *us = as_obj(spec, "updateStrategy");
     if (us && as_str_unset(us, "type"))
         json_object_set_new(us, "type", json_string("RollingUpdate"));
-    if (us && strcmp(as_str(us, "type"), "RollingUpdate") == 0) {
+    if (us && strcmp(kube_str(us, "type"), "RollingUpdate") == 0) {
         json_t *ru = as_obj(us, "rollingUpdate");
         const json_t *mu = json_object_get(ru, "maxUnavailable");
         const json_t *ms = json_object_get(ru, "maxSurge");
@@ -47,11 +49,10 @@ static void daemonset_defaults(json_t *ds)
  * (Convert_v1_DaemonSet_To_apps_DaemonSet); 0 when absent or unreadable. */
 static json_int_t template_generation(const json_t *ds)
 {
-    const char *v = as_str(json_object_get(json_object_get(ds, "metadata"), "annotations"),
-                           TEMPLATE_GENERATION);
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    return (*v && !*end) ? (json_int_t)n : 0;
+    const char *v = kube_str(json_object_get(json_object_get(ds, "metadata"), "annotations"),
+                             TEMPLATE_GENERATION);
+    int64_t n;
+    return kube_parse_int64(v, &n) ? (json_int_t)n : 0;
 }
 
 static void set_template_generation(json_t *ds, json_int_t gen)
@@ -110,7 +111,7 @@ static void daemonset_update(json_t *ds, const json_t *old, bool status_subresou
 static void namespace_label(json_t *ns)
 {
     json_t *meta = as_obj(ns, "metadata");
-    const char *name = as_str(meta, "name");
+    const char *name = kube_str(meta, "name");
     if (!*name) return;
     json_t *labels = as_obj(meta, "labels");
     if (labels) json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name));

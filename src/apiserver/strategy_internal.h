@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kube/json.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -118,8 +119,6 @@ int as_quantity_cmp(const json_t *a, const json_t *b, bool *ok);
 
 /* ---- JSON helpers ---- */
 
-/* The member as a string, "" when absent, null or not a string. */
-const char *as_str(const json_t *obj, const char *key);
 /* True when the member is absent, null or "" (Go's zero string). */
 bool as_str_unset(const json_t *obj, const char *key);
 /* The member object, created (replacing a non-object) when missing; NULL only

@@ -113,7 +113,7 @@ static void container_defaults(json_t *c)
     if (!json_is_object(c)) return;
     if (as_str_unset(c, "imagePullPolicy")) {
         char tag[160];
-        image_tag(as_str(c, "image"), tag, sizeof tag);
+        image_tag(kube_str(c, "image"), tag, sizeof tag);
         json_object_set_new(c, "imagePullPolicy",
                             json_string(strcmp(tag, "latest") == 0 ? "Always" : "IfNotPresent"));
     }
@@ -361,7 +361,7 @@ void as_default_tolerations(json_t *spec)
     const json_t *t;
     json_array_foreach(tols, i, t)
     {
-        const char *key = as_str(t, "key"), *effect = as_str(t, "effect");
+        const char *key = kube_str(t, "key"), *effect = kube_str(t, "effect");
         bool effect_ok = !*effect || strcmp(effect, "NoExecute") == 0;
         if (effect_ok && (!*key || strcmp(key, "node.kubernetes.io/not-ready") == 0))
             not_ready = true;
@@ -407,7 +407,7 @@ static void priority_defaults(json_t *spec)
         json_int_t value;
     } classes[] = {
         {"", 0}, {"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
-    const char *name = as_str(spec, "priorityClassName");
+    const char *name = kube_str(spec, "priorityClassName");
     for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
         if (strcmp(name, classes[i].name) != 0) continue;
         if (!json_is_integer(json_object_get(spec, "priority")))

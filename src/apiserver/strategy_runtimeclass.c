@@ -34,18 +34,18 @@ static bool toleration_seconds(const json_t *t, json_int_t *out)
 static bool is_superset(const json_t *ss, const json_t *t)
 {
     if (as_sem_equal(t, ss)) return true;
-    const char *ss_key = as_str(ss, "key"), *ss_op = as_str(ss, "operator");
-    if (strcmp(as_str(t, "key"), ss_key) != 0 && (*ss_key || strcmp(ss_op, "Exists") != 0))
+    const char *ss_key = kube_str(ss, "key"), *ss_op = kube_str(ss, "operator");
+    if (strcmp(kube_str(t, "key"), ss_key) != 0 && (*ss_key || strcmp(ss_op, "Exists") != 0))
         return false;
-    const char *ss_eff = as_str(ss, "effect");
-    if (strcmp(as_str(t, "effect"), ss_eff) != 0 && *ss_eff) return false;
+    const char *ss_eff = kube_str(ss, "effect");
+    if (strcmp(kube_str(t, "effect"), ss_eff) != 0 && *ss_eff) return false;
     json_int_t ss_secs, t_secs;
     if (strcmp(ss_eff, "NoExecute") == 0 && toleration_seconds(ss, &ss_secs)) {
         if (!toleration_seconds(t, &t_secs) || t_secs > ss_secs) return false;
     }
     if (!*ss_op || strcmp(ss_op, "Equal") == 0)
-        return strcmp(as_str(t, "operator"), "Equal") == 0 &&
-               strcmp(as_str(t, "value"), as_str(ss, "value")) == 0;
+        return strcmp(kube_str(t, "operator"), "Equal") == 0 &&
+               strcmp(kube_str(t, "value"), kube_str(ss, "value")) == 0;
     return strcmp(ss_op, "Exists") == 0;
 }
 
@@ -120,11 +120,11 @@ static int merge_scheduling(json_t *spec, const json_t *rc, char **message)
         json_object_foreach((json_t *)rc_sel, k, v)
         {
             const json_t *pv = json_object_get(sel, k);
-            if (pv && strcmp(as_str(sel, k), json_string_value(v) ? json_string_value(v) : "")) {
+            if (pv && strcmp(kube_str(sel, k), json_string_value(v) ? json_string_value(v) : "")) {
                 if (message)
                     *message = gp_format("conflict: runtimeClass.scheduling.nodeSelector[%s] = %s; "
                                          "pod.spec.nodeSelector[%s] = %s",
-                                         k, as_str(rc_sel, k), k, as_str(sel, k));
+                                         k, kube_str(rc_sel, k), k, kube_str(sel, k));
                 return -1;
             }
             json_object_set(sel, k, (json_t *)v);

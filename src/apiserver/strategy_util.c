@@ -113,12 +113,6 @@ const char *as_key(char out[AS_PATH_MAX], const char *parent, const char *key)
 
 /* ---- JSON helpers ---- */
 
-const char *as_str(const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : "";
-}
-
 bool as_str_unset(const json_t *obj, const char *key)
 {
     const json_t *v = json_object_get(obj, key);

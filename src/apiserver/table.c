@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/json.h"
+#include "kube/label_selector.h"
+#include "kube/pod_print.h"
 #include "kube/selector.h"
+#include "kube/time.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -21,133 +25,8 @@
 
 /* ---- times ---------------------------------------------------------------- */
 
-/* A metav1.Time or MicroTime; `set` is false for Go's zero time (absent, null
- * or unreadable), which the printers show as "<unknown>". */
-typedef struct {
-    bool set;
-    long long sec; /* since the epoch, UTC */
-    long nsec;
-} ktime;
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's
- * days_from_civil), so that no time_t range or timezone is involved. */
-static long long days_from_civil(long long y, int m, int d)
-{
-    y -= m <= 2;
-    long long era = (y >= 0 ? y : y - 399) / 400;
-    long long yoe = y - era * 400;
-    long long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(long long z, long long *y, int *m, int *d)
-{
-    z += 719468;
-    long long era = (z >= 0 ? z : z - 146096) / 146097;
-    long long doe = z - era * 146097;
-    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    long long mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-static bool fixed_digits(const char *s, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-static int days_in_month(int y, int m)
-{
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : days[m - 1];
-}
-
-/* ".123" or ",123" after the seconds: Go's time.Parse takes any number of
- * digits there and keeps the first nine. Returns the characters read. */
-static size_t parse_fraction(const char *s, long *nsec)
-{
-    *nsec = 0;
-    if ((s[0] != '.' && s[0] != ',') || s[1] < '0' || s[1] > '9') return 0;
-    size_t i = 1;
-    long scale = 100000000;
-    for (; s[i] >= '0' && s[i] <= '9'; i++) {
-        *nsec += (s[i] - '0') * scale;
-        scale /= 10;
-    }
-    return i;
-}
-
-/* "Z" or "+hh:mm" / "-hh:mm", and nothing after it. */
-static bool parse_zone(const char *s, int *offset_sec)
-{
-    *offset_sec = 0;
-    if (s[0] == 'Z') return s[1] == '\0';
-    if (s[0] != '+' && s[0] != '-') return false;
-    int hh, mm;
-    if (!fixed_digits(s + 1, 2, &hh) || s[3] != ':' || !fixed_digits(s + 4, 2, &mm) ||
-        s[6] != '\0' || hh > 23 || mm > 59)
-        return false;
-    *offset_sec = (hh * 3600 + mm * 60) * (s[0] == '-' ? -1 : 1);
-    return true;
-}
-
-/* time.Parse(time.RFC3339, text), which is how metav1.Time reads JSON. */
-static bool parse_rfc3339(const char *s, ktime *t)
-{
-    int y, mo, d, h, mi, se, offset;
-    if (strlen(s) < 20 || !fixed_digits(s, 4, &y) || s[4] != '-' || !fixed_digits(s + 5, 2, &mo) ||
-        s[7] != '-' || !fixed_digits(s + 8, 2, &d) || s[10] != 'T' ||
-        !fixed_digits(s + 11, 2, &h) || s[13] != ':' || !fixed_digits(s + 14, 2, &mi) ||
-        s[16] != ':' || !fixed_digits(s + 17, 2, &se))
-        return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 59)
-        return false;
-    long nsec;
-    size_t frac = parse_fraction(s + 19, &nsec);
-    if (!parse_zone(s + 19 + frac, &offset)) return false;
-    t->sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset;
-    t->nsec = nsec;
-    t->set = true;
-    return true;
-}
-
-int as_parse_time(const char *text, time_t *out)
-{
-    ktime t;
-    if (!text || !parse_rfc3339(text, &t)) return -1;
-    *out = (time_t)t.sec;
-    return 0;
-}
-
-/* 0001-01-01T00:00:00Z is Go's zero time: IsZero, so "<unknown>" too. */
-static ktime time_of(const json_t *v)
-{
-    ktime t = {0};
-    if (!json_is_string(v) || !parse_rfc3339(json_string_value(v), &t)) return (ktime){0};
-    if (t.sec == days_from_civil(1, 1, 1) * 86400 && t.nsec == 0) return (ktime){0};
-    return t;
-}
-
-/* Time.Before, with the zero time earlier than every other. */
-static bool time_before(ktime a, ktime b)
-{
-    if (!b.set) return false;
-    if (!a.set) return true;
-    return a.sec < b.sec || (a.sec == b.sec && a.nsec < b.nsec);
-}
-
 /* time.Since: saturates instead of overflowing, as Time.Sub does. */
-static long long since_ns(ktime t, time_t now)
+static long long since_ns(kube_time t, time_t now)
 {
     long long ds = (long long)now - t.sec;
     if (ds > INT64_MAX / NS_PER_SEC - 1) return INT64_MAX;
@@ -201,31 +80,9 @@ size_t as_human_duration(long long seconds, char *buf, size_t size)
 
 /* ---- reading the stored JSON -------------------------------------------- */
 
-static json_t *field(const json_t *o, const char *key)
+static kube_time time_at(const json_t *o, const char *key)
 {
-    return json_is_object(o) ? json_object_get(o, key) : NULL;
-}
-
-/* "" for a missing or non-string field: Go's zero string. */
-static const char *str_at(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(field(o, key));
-    return s ? s : "";
-}
-
-static long long int_at(const json_t *o, const char *key)
-{
-    return json_integer_value(field(o, key));
-}
-
-static bool true_at(const json_t *o, const char *key)
-{
-    return json_is_true(field(o, key));
-}
-
-static ktime time_at(const json_t *o, const char *key)
-{
-    return time_of(field(o, key));
+    return kube_time_of(kube_get(o, key));
 }
 
 /* ---- cells ---------------------------------------------------------------- */
@@ -268,7 +125,7 @@ static void put_owned(row_cells *c, char *s)
 }
 
 /* translateTimestampSince / translateMicroTimestampSince. */
-static char *since_text(ktime t, time_t now)
+static char *since_text(kube_time t, time_t now)
 {
     if (!t.set) return strdup("<unknown>");
     char buf[32];
@@ -278,12 +135,12 @@ static char *since_text(ktime t, time_t now)
 
 static void put_age(row_cells *c, const json_t *obj, const print_ctx *ctx)
 {
-    put_owned(c, since_text(time_at(field(obj, "metadata"), "creationTimestamp"), ctx->now));
+    put_owned(c, since_text(time_at(kube_get(obj, "metadata"), "creationTimestamp"), ctx->now));
 }
 
 static void put_name(row_cells *c, const json_t *obj)
 {
-    put_str(c, str_at(field(obj, "metadata"), "name"));
+    put_str(c, kube_str(kube_get(obj, "metadata"), "name"));
 }
 
 static int compare_strings(const void *a, const void *b)
@@ -317,7 +174,7 @@ static char *format_labels(const json_t *map)
     }
     qsort(keys, n, sizeof *keys, compare_strings);
     for (i = 0; i < n; i++)
-        if (!(pairs[i] = gp_format("%s=%s", keys[i], str_at(map, keys[i])))) goto done;
+        if (!(pairs[i] = gp_format("%s=%s", keys[i], kube_str(map, keys[i])))) goto done;
     out = join((const char *const *)pairs, n, ",");
 done:
     for (i = 0; pairs && i < n; i++)
@@ -333,20 +190,6 @@ typedef struct {
     const char *key;
     char *text;
 } requirement;
-
-/* NewRequirement's checks on the key and each value. */
-static bool valid_requirement(const char *key, const json_t *values)
-{
-    if (kube_label_validate_key(key, NULL) < 0) return false;
-    size_t i;
-    json_t *v;
-    json_array_foreach(values, i, v)
-    {
-        if (!json_is_string(v) || kube_label_validate_value(json_string_value(v), NULL) < 0)
-            return false;
-    }
-    return true;
-}
 
 /* Requirement.String of an In/NotIn expression: values sorted on output. */
 static char *set_requirement_text(const char *key, const char *op, const json_t *values)
@@ -369,14 +212,10 @@ static char *set_requirement_text(const char *key, const char *op, const json_t 
  * runs out. */
 static char *expression_text(const json_t *expr, bool *invalid)
 {
-    const char *key = str_at(expr, "key");
-    const char *op = str_at(expr, "operator");
-    const json_t *values = field(expr, "values");
-    size_t nvalues = json_array_size(values);
-    bool set_op = !strcmp(op, "In") || !strcmp(op, "NotIn");
-    bool exists_op = !strcmp(op, "Exists") || !strcmp(op, "DoesNotExist");
-    if ((!set_op && !exists_op) || (set_op && nvalues == 0) || (exists_op && nvalues != 0) ||
-        !valid_requirement(key, values)) {
+    const char *key = kube_str(expr, "key");
+    const char *op = kube_str(expr, "operator");
+    const json_t *values = kube_get(expr, "values");
+    if (!kube_requirement_valid(expr, KUBE_REQ_LABEL_SELECTOR)) {
         *invalid = true;
         return NULL;
     }
@@ -402,7 +241,7 @@ static void sort_requirements(requirement *reqs, size_t n)
  * requirement (*invalid set) or a failed allocation. */
 static int collect_requirements(const json_t *sel, requirement *reqs, size_t *n, bool *invalid)
 {
-    const json_t *labels = field(sel, "matchLabels");
+    const json_t *labels = kube_get(sel, "matchLabels");
     const char *key;
     json_t *value;
     json_object_foreach((json_t *)labels, key, value)
@@ -417,9 +256,9 @@ static int collect_requirements(const json_t *sel, requirement *reqs, size_t *n,
     }
     size_t i;
     json_t *expr;
-    json_array_foreach(field(sel, "matchExpressions"), i, expr)
+    json_array_foreach(kube_get(sel, "matchExpressions"), i, expr)
     {
-        reqs[*n].key = str_at(expr, "key");
+        reqs[*n].key = kube_str(expr, "key");
         if (!(reqs[(*n)++].text = expression_text(expr, invalid))) return -1;
     }
     return 0;
@@ -429,8 +268,8 @@ static int collect_requirements(const json_t *sel, requirement *reqs, size_t *n,
  * "<error>" for one LabelSelectorAsSelector refuses. */
 static char *format_label_selector(const json_t *sel)
 {
-    const json_t *labels = field(sel, "matchLabels");
-    const json_t *exprs = field(sel, "matchExpressions");
+    const json_t *labels = kube_get(sel, "matchLabels");
+    const json_t *exprs = kube_get(sel, "matchExpressions");
     size_t max = (json_is_object(labels) ? json_object_size(labels) : 0) + json_array_size(exprs);
     if (max == 0) return strdup("<none>");
     requirement *reqs = calloc(max, sizeof *reqs);
@@ -688,203 +527,21 @@ static const column default_columns[] = {
 
 /* ---- Pod ------------------------------------------------------------------ */
 
-static bool terminal_phase(const char *phase)
+/* The STATUS cell: printPod's reason, NULL when memory runs out. */
+static char *status_cell(const kube_pod_print *p)
 {
-    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
-}
-
-/* isPodInitializedConditionTrue: the first Initialized condition decides. */
-static bool initialized(const json_t *conditions)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(conditions, i, c)
-    {
-        if (!strcmp(str_at(c, "type"), "Initialized")) return !strcmp(str_at(c, "status"), "True");
-    }
-    return false;
-}
-
-/* hasPodReadyCondition. */
-static bool ready_condition(const json_t *conditions)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(conditions, i, c)
-    {
-        if (!strcmp(str_at(c, "type"), "Ready") && !strcmp(str_at(c, "status"), "True"))
-            return true;
-    }
-    return false;
-}
-
-/* podutil.IsRestartableInitContainer, looked up by status name: a sidecar. */
-static bool restartable_init(const json_t *init_specs, const char *name)
-{
-    const json_t *found = NULL;
-    size_t i;
-    json_t *spec;
-    json_array_foreach(init_specs, i, spec)
-    {
-        if (!strcmp(str_at(spec, "name"), name)) found = spec;
-    }
-    return found && !strcmp(str_at(found, "restartPolicy"), "Always");
-}
-
-typedef struct {
-    char *reason; /* owned; NULL after a failed allocation */
-    long long restarts;
-    long long ready;
-    long long total;
-    ktime last_restart;
-} pod_tally;
-
-static void set_reason(pod_tally *t, char *reason)
-{
-    free(t->reason);
-    t->reason = reason;
-}
-
-/* The restart count and the last termination time of one container status. */
-static void count_restarts(const json_t *cs, long long *restarts, ktime *last)
-{
-    *restarts += int_at(cs, "restartCount");
-    const json_t *term = field(field(cs, "lastState"), "terminated");
-    if (!json_is_object(term)) return;
-    ktime finished = time_at(term, "finishedAt");
-    if (time_before(*last, finished)) *last = finished;
-}
-
-/* The init container loop of printPod: stops at the first init container
- * that has not completed. Returns whether the pod is still initializing. */
-static bool tally_init_containers(const json_t *pod, pod_tally *t, long long *sidecar_restarts,
-                                  ktime *sidecar_last)
-{
-    const json_t *specs = field(field(pod, "spec"), "initContainers");
-    size_t i;
-    json_t *cs;
-    json_array_foreach(field(field(pod, "status"), "initContainerStatuses"), i, cs)
-    {
-        count_restarts(cs, &t->restarts, &t->last_restart);
-        bool sidecar = restartable_init(specs, str_at(cs, "name"));
-        if (sidecar) count_restarts(cs, sidecar_restarts, sidecar_last);
-        const json_t *state = field(cs, "state");
-        const json_t *term = field(state, "terminated");
-        const json_t *wait = field(state, "waiting");
-        if (json_is_object(term) && int_at(term, "exitCode") == 0) continue;
-        if (sidecar && true_at(cs, "started")) {
-            t->ready += true_at(cs, "ready");
-            continue;
-        }
-        if (json_is_object(term)) {
-            const char *why = str_at(term, "reason");
-            if (*why)
-                set_reason(t, gp_format("Init:%s", why));
-            else if (int_at(term, "signal") != 0)
-                set_reason(t, gp_format("Init:Signal:%lld", int_at(term, "signal")));
-            else
-                set_reason(t, gp_format("Init:ExitCode:%lld", int_at(term, "exitCode")));
-        } else if (json_is_object(wait) && *str_at(wait, "reason") &&
-                   strcmp(str_at(wait, "reason"), "PodInitializing") != 0) {
-            set_reason(t, gp_format("Init:%s", str_at(wait, "reason")));
-        } else {
-            set_reason(t, gp_format("Init:%zu/%zu", i, json_array_size(specs)));
-        }
-        return true;
-    }
-    return false;
-}
-
-/* The regular containers, last to first, so the first container's state
- * has the final word on the reason. */
-static void tally_containers(const json_t *pod, pod_tally *t)
-{
-    const json_t *statuses = field(field(pod, "status"), "containerStatuses");
-    bool running = false;
-    for (size_t i = json_array_size(statuses); i-- > 0;) {
-        const json_t *cs = json_array_get(statuses, i);
-        count_restarts(cs, &t->restarts, &t->last_restart);
-        const json_t *state = field(cs, "state");
-        const json_t *term = field(state, "terminated");
-        const json_t *wait = field(state, "waiting");
-        if (json_is_object(wait) && *str_at(wait, "reason")) {
-            set_reason(t, strdup(str_at(wait, "reason")));
-        } else if (json_is_object(term) && *str_at(term, "reason")) {
-            set_reason(t, strdup(str_at(term, "reason")));
-        } else if (json_is_object(term)) {
-            if (int_at(term, "signal") != 0)
-                set_reason(t, gp_format("Signal:%lld", int_at(term, "signal")));
-            else
-                set_reason(t, gp_format("ExitCode:%lld", int_at(term, "exitCode")));
-        } else if (true_at(cs, "ready") && json_is_object(field(state, "running"))) {
-            running = true;
-            t->ready++;
-        }
-    }
-    /* A container still running turns a "Completed" pod back. */
-    if (t->reason && !strcmp(t->reason, "Completed") && running)
-        set_reason(t,
-                   strdup(ready_condition(field(field(pod, "status"), "conditions")) ? "Running"
-                                                                                     : "NotReady"));
-}
-
-/* The Status cell's starting point: phase, status.reason, SchedulingGated. */
-static char *pod_base_reason(const json_t *status)
-{
-    const char *reason = str_at(status, "phase");
-    if (*str_at(status, "reason")) reason = str_at(status, "reason");
-    size_t i;
-    json_t *c;
-    json_array_foreach(field(status, "conditions"), i, c)
-    {
-        if (!strcmp(str_at(c, "type"), "PodScheduled") &&
-            !strcmp(str_at(c, "reason"), "SchedulingGated"))
-            reason = "SchedulingGated";
-    }
-    return strdup(reason);
-}
-
-static long long restartable_init_count(const json_t *pod)
-{
-    long long n = 0;
-    size_t i;
-    json_t *spec;
-    json_array_foreach(field(field(pod, "spec"), "initContainers"), i, spec)
-    {
-        n += !strcmp(str_at(spec, "restartPolicy"), "Always");
-    }
-    return n;
-}
-
-static void pod_tally_run(const json_t *pod, pod_tally *t)
-{
-    const json_t *status = field(pod, "status");
-    t->reason = pod_base_reason(status);
-    t->total = (long long)json_array_size(field(field(pod, "spec"), "containers")) +
-               restartable_init_count(pod);
-    long long sidecar_restarts = 0;
-    ktime sidecar_last = {0};
-    bool initializing = tally_init_containers(pod, t, &sidecar_restarts, &sidecar_last);
-    if (!initializing || initialized(field(status, "conditions"))) {
-        t->restarts = sidecar_restarts;
-        t->last_restart = sidecar_last;
-        tally_containers(pod, t);
-    }
-    const char *phase = str_at(status, "phase");
-    if (json_is_string(field(field(pod, "metadata"), "deletionTimestamp"))) {
-        if (!strcmp(str_at(status, "reason"), "NodeLost"))
-            set_reason(t, strdup("Unknown"));
-        else if (!terminal_phase(phase))
-            set_reason(t, strdup("Terminating"));
-    }
+    size_t len = kube_pod_print_status(p, NULL, 0);
+    char *s = malloc(len + 1);
+    if (s) kube_pod_print_status(p, s, len + 1);
+    return s;
 }
 
 /* v1 to internal conversion: podIP wins over podIPs[0] when set. */
 static const char *pod_ip(const json_t *status)
 {
-    const char *ip = str_at(status, "podIP");
+    const char *ip = kube_str(status, "podIP");
     if (*ip) return ip;
-    return str_at(json_array_get(field(status, "podIPs"), 0), "ip");
+    return kube_str(json_array_get(kube_get(status, "podIPs"), 0), "ip");
 }
 
 static const char *or_none(const char *s)
@@ -894,17 +551,17 @@ static const char *or_none(const char *s)
 
 static char *readiness_gates(const json_t *pod)
 {
-    const json_t *gates = field(field(pod, "spec"), "readinessGates");
+    const json_t *gates = kube_get(kube_get(pod, "spec"), "readinessGates");
     if (json_array_size(gates) == 0) return strdup("<none>");
-    const json_t *conditions = field(field(pod, "status"), "conditions");
+    const json_t *conditions = kube_get(kube_get(pod, "status"), "conditions");
     size_t true_count = 0, i, j;
     json_t *gate, *c;
     json_array_foreach(gates, i, gate)
     {
         json_array_foreach(conditions, j, c)
         {
-            if (strcmp(str_at(c, "type"), str_at(gate, "conditionType")) != 0) continue;
-            true_count += !strcmp(str_at(c, "status"), "True");
+            if (strcmp(kube_str(c, "type"), kube_str(gate, "conditionType")) != 0) continue;
+            true_count += !strcmp(kube_str(c, "status"), "True");
             break;
         }
     }
@@ -913,11 +570,11 @@ static char *readiness_gates(const json_t *pod)
 
 static void pod_cells(row_cells *c, const json_t *pod, const print_ctx *ctx)
 {
-    pod_tally t = {0};
-    pod_tally_run(pod, &t);
+    kube_pod_print t;
+    kube_pod_print_read(pod, &t);
     put_name(c, pod);
     put_owned(c, gp_format("%lld/%lld", t.ready, t.total));
-    put_owned(c, t.reason);
+    put_owned(c, status_cell(&t));
     if (t.restarts != 0 && t.last_restart.set) {
         char *ago = since_text(t.last_restart, ctx->now);
         put_owned(c, ago ? gp_format("%lld (%s ago)", t.restarts, ago) : NULL);
@@ -926,17 +583,17 @@ static void pod_cells(row_cells *c, const json_t *pod, const print_ctx *ctx)
         put_owned(c, gp_format("%lld", t.restarts));
     }
     put_age(c, pod, ctx);
-    const json_t *status = field(pod, "status");
+    const json_t *status = kube_get(pod, "status");
     put_str(c, or_none(pod_ip(status)));
-    put_str(c, or_none(str_at(field(pod, "spec"), "nodeName")));
-    put_str(c, or_none(str_at(status, "nominatedNodeName")));
+    put_str(c, or_none(kube_str(kube_get(pod, "spec"), "nodeName")));
+    put_str(c, or_none(kube_str(status, "nominatedNodeName")));
     put_owned(c, readiness_gates(pod));
 }
 
 /* podSuccessConditions / podFailedConditions: kubectl dims these rows. */
 static json_t *pod_row_conditions(const json_t *pod)
 {
-    const char *phase = str_at(field(pod, "status"), "phase");
+    const char *phase = kube_str(kube_get(pod, "status"), "phase");
     const char *message = !strcmp(phase, "Succeeded") ? "The pod has completed successfully."
                           : !strcmp(phase, "Failed")  ? "The pod failed."
                                                       : NULL;
@@ -954,14 +611,14 @@ static char *node_status(const json_t *node)
     const json_t *ready = NULL;
     size_t i;
     json_t *c;
-    json_array_foreach(field(field(node, "status"), "conditions"), i, c)
+    json_array_foreach(kube_get(kube_get(node, "status"), "conditions"), i, c)
     {
-        if (!strcmp(str_at(c, "type"), "Ready")) ready = c;
+        if (!strcmp(kube_str(c, "type"), "Ready")) ready = c;
     }
-    const char *status = !ready                                     ? "Unknown"
-                         : !strcmp(str_at(ready, "status"), "True") ? "Ready"
-                                                                    : "NotReady";
-    bool cordoned = true_at(field(node, "spec"), "unschedulable");
+    const char *status = !ready                                       ? "Unknown"
+                         : !strcmp(kube_str(ready, "status"), "True") ? "Ready"
+                                                                      : "NotReady";
+    bool cordoned = kube_true(kube_get(node, "spec"), "unschedulable");
     return gp_format("%s%s", status, cordoned ? ",SchedulingDisabled" : "");
 }
 
@@ -971,7 +628,7 @@ static char *node_status(const json_t *node)
  * values, as a sorted set. */
 static char *node_roles(const json_t *node)
 {
-    const json_t *labels = field(field(node, "metadata"), "labels");
+    const json_t *labels = kube_get(kube_get(node, "metadata"), "labels");
     size_t n = json_is_object(labels) ? json_object_size(labels) : 0;
     const char **roles = calloc(n + 1, sizeof *roles);
     if (!roles) return NULL;
@@ -999,9 +656,9 @@ static const char *node_address(const json_t *node, const char *type)
 {
     size_t i;
     json_t *a;
-    json_array_foreach(field(field(node, "status"), "addresses"), i, a)
+    json_array_foreach(kube_get(kube_get(node, "status"), "addresses"), i, a)
     {
-        if (!strcmp(str_at(a, "type"), type)) return str_at(a, "address");
+        if (!strcmp(kube_str(a, "type"), type)) return kube_str(a, "address");
     }
     return "<none>";
 }
@@ -1013,17 +670,17 @@ static const char *or_unknown(const char *s)
 
 static void node_cells(row_cells *c, const json_t *node, const print_ctx *ctx)
 {
-    const json_t *info = field(field(node, "status"), "nodeInfo");
+    const json_t *info = kube_get(kube_get(node, "status"), "nodeInfo");
     put_name(c, node);
     put_owned(c, node_status(node));
     put_owned(c, node_roles(node));
     put_age(c, node, ctx);
-    put_str(c, str_at(info, "kubeletVersion"));
+    put_str(c, kube_str(info, "kubeletVersion"));
     put_str(c, node_address(node, "InternalIP"));
     put_str(c, node_address(node, "ExternalIP"));
-    put_str(c, or_unknown(str_at(info, "osImage")));
-    put_str(c, or_unknown(str_at(info, "kernelVersion")));
-    put_str(c, or_unknown(str_at(info, "containerRuntimeVersion")));
+    put_str(c, or_unknown(kube_str(info, "osImage")));
+    put_str(c, or_unknown(kube_str(info, "kernelVersion")));
+    put_str(c, or_unknown(kube_str(info, "containerRuntimeVersion")));
 }
 
 /* ---- DaemonSet ------------------------------------------------------------ */
@@ -1035,7 +692,7 @@ static char *container_list(const json_t *containers, const char *member)
     const char **items = calloc(n + 1, sizeof *items);
     if (!items) return NULL;
     for (size_t i = 0; i < n; i++)
-        items[i] = str_at(json_array_get(containers, i), member);
+        items[i] = kube_str(json_array_get(containers, i), member);
     char *out = join(items, n, ",");
     free(items);
     return out;
@@ -1043,19 +700,19 @@ static char *container_list(const json_t *containers, const char *member)
 
 static void daemonset_cells(row_cells *c, const json_t *ds, const print_ctx *ctx)
 {
-    const json_t *status = field(ds, "status");
-    const json_t *pod_spec = field(field(field(ds, "spec"), "template"), "spec");
+    const json_t *status = kube_get(ds, "status");
+    const json_t *pod_spec = kube_get(kube_get(kube_get(ds, "spec"), "template"), "spec");
     put_name(c, ds);
-    put_int(c, int_at(status, "desiredNumberScheduled"));
-    put_int(c, int_at(status, "currentNumberScheduled"));
-    put_int(c, int_at(status, "numberReady"));
-    put_int(c, int_at(status, "updatedNumberScheduled"));
-    put_int(c, int_at(status, "numberAvailable"));
-    put_owned(c, format_labels(field(pod_spec, "nodeSelector")));
+    put_int(c, kube_int(status, "desiredNumberScheduled"));
+    put_int(c, kube_int(status, "currentNumberScheduled"));
+    put_int(c, kube_int(status, "numberReady"));
+    put_int(c, kube_int(status, "updatedNumberScheduled"));
+    put_int(c, kube_int(status, "numberAvailable"));
+    put_owned(c, format_labels(kube_get(pod_spec, "nodeSelector")));
     put_age(c, ds, ctx);
-    put_owned(c, container_list(field(pod_spec, "containers"), "name"));
-    put_owned(c, container_list(field(pod_spec, "containers"), "image"));
-    put_owned(c, format_label_selector(field(field(ds, "spec"), "selector")));
+    put_owned(c, container_list(kube_get(pod_spec, "containers"), "name"));
+    put_owned(c, container_list(kube_get(pod_spec, "containers"), "image"));
+    put_owned(c, format_label_selector(kube_get(kube_get(ds, "spec"), "selector")));
 }
 
 /* ---- Event (core v1 and events.k8s.io/v1) -------------------------------- */
@@ -1116,11 +773,11 @@ static char *trim_space(const char *text)
 /* "kind/name" with the kind lower-cased, or just the kind. */
 static char *event_target(const json_t *ref)
 {
-    char *kind = strdup(str_at(ref, "kind"));
+    char *kind = strdup(kube_str(ref, "kind"));
     if (!kind) return NULL;
     for (char *p = kind; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-    const char *name = str_at(ref, "name");
+    const char *name = kube_str(ref, "name");
     char *out = *name ? gp_format("%s/%s", kind, name) : strdup(kind);
     free(kind);
     return out;
@@ -1130,36 +787,36 @@ static char *event_target(const json_t *ref)
  * (or reportingInstance) when there is one. */
 static char *event_source(const json_t *ev, const event_fields *f)
 {
-    const json_t *src = field(ev, f->source);
-    const char *component = str_at(src, "component");
-    const char *instance = str_at(src, "host");
-    if (!*component) component = str_at(ev, "reportingController");
-    if (!*instance) instance = str_at(ev, "reportingInstance");
+    const json_t *src = kube_get(ev, f->source);
+    const char *component = kube_str(src, "component");
+    const char *instance = kube_str(src, "host");
+    if (!*component) component = kube_str(ev, "reportingController");
+    if (!*instance) instance = kube_str(ev, "reportingInstance");
     return *instance ? gp_format("%s, %s", component, instance) : strdup(component);
 }
 
 static void event_cells(row_cells *c, const json_t *ev, const print_ctx *ctx, const event_fields *f)
 {
-    ktime first = time_at(ev, f->first);
+    kube_time first = time_at(ev, f->first);
     if (!first.set) first = time_at(ev, "eventTime");
-    ktime last = time_at(ev, f->last);
+    kube_time last = time_at(ev, f->last);
     if (!last.set) last = first;
-    long long count = int_at(ev, f->count);
-    const json_t *series = field(ev, "series");
+    long long count = kube_int(ev, f->count);
+    const json_t *series = kube_get(ev, "series");
     if (json_is_object(series)) {
         last = time_at(series, "lastObservedTime");
-        count = int_at(series, "count");
+        count = kube_int(series, "count");
     } else if (count == 0) {
         count = 1; /* singleton events of the new API carry no count */
     }
-    const json_t *ref = field(ev, f->involved);
+    const json_t *ref = kube_get(ev, f->involved);
     put_owned(c, since_text(last, ctx->now));
-    put_str(c, str_at(ev, "type"));
-    put_str(c, str_at(ev, "reason"));
+    put_str(c, kube_str(ev, "type"));
+    put_str(c, kube_str(ev, "reason"));
     put_owned(c, event_target(ref));
-    put_str(c, str_at(ref, "fieldPath"));
+    put_str(c, kube_str(ref, "fieldPath"));
     put_owned(c, event_source(ev, f));
-    put_owned(c, trim_space(str_at(ev, f->message)));
+    put_owned(c, trim_space(kube_str(ev, f->message)));
     put_owned(c, since_text(first, ctx->now));
     put_int(c, count);
     put_name(c, ev);
@@ -1180,7 +837,7 @@ static void events_api_event_cells(row_cells *c, const json_t *ev, const print_c
 static void namespace_cells(row_cells *c, const json_t *ns, const print_ctx *ctx)
 {
     put_name(c, ns);
-    put_str(c, str_at(field(ns, "status"), "phase"));
+    put_str(c, kube_str(kube_get(ns, "status"), "phase"));
     put_age(c, ns, ctx);
 }
 
@@ -1192,22 +849,22 @@ static size_t member_count(const json_t *o)
 static void configmap_cells(row_cells *c, const json_t *cm, const print_ctx *ctx)
 {
     put_name(c, cm);
-    put_int(c,
-            (long long)(member_count(field(cm, "data")) + member_count(field(cm, "binaryData"))));
+    put_int(c, (long long)(member_count(kube_get(cm, "data")) +
+                           member_count(kube_get(cm, "binaryData"))));
     put_age(c, cm, ctx);
 }
 
 static void serviceaccount_cells(row_cells *c, const json_t *sa, const print_ctx *ctx)
 {
     put_name(c, sa);
-    put_int(c, (long long)json_array_size(field(sa, "secrets")));
+    put_int(c, (long long)json_array_size(kube_get(sa, "secrets")));
     put_age(c, sa, ctx);
 }
 
 static void runtimeclass_cells(row_cells *c, const json_t *rc, const print_ctx *ctx)
 {
     put_name(c, rc);
-    put_str(c, str_at(rc, "handler"));
+    put_str(c, kube_str(rc, "handler"));
     put_age(c, rc, ctx);
 }
 
@@ -1216,23 +873,14 @@ static void runtimeclass_cells(row_cells *c, const json_t *rc, const print_ctx *
  * having no controller. */
 static char *controller_name(const json_t *obj)
 {
-    const json_t *ref = NULL;
-    size_t i;
-    json_t *r;
-    json_array_foreach(field(field(obj, "metadata"), "ownerReferences"), i, r)
-    {
-        if (true_at(r, "controller")) {
-            ref = r;
-            break;
-        }
-    }
+    const json_t *ref = kube_controller_of(obj);
     if (!ref) return strdup("<none>");
-    const char *api_version = str_at(ref, "apiVersion");
+    const char *api_version = kube_str(ref, "apiVersion");
     const char *slash = strchr(api_version, '/');
     if (slash && strchr(slash + 1, '/')) return strdup("<none>");
     int group_len = slash && strcmp(api_version, "/") != 0 ? (int)(slash - api_version) : 0;
-    const char *kind = str_at(ref, "kind");
-    const char *name = str_at(ref, "name");
+    const char *kind = kube_str(ref, "kind");
+    const char *name = kube_str(ref, "name");
     if (group_len == 0 && !*kind) return strdup(name);
     char *text = group_len ? gp_format("%s.%.*s", kind, group_len, api_version) : strdup(kind);
     if (!text) return NULL;
@@ -1247,14 +895,14 @@ static void controllerrevision_cells(row_cells *c, const json_t *cr, const print
 {
     put_name(c, cr);
     put_owned(c, controller_name(cr));
-    put_int(c, int_at(cr, "revision"));
+    put_int(c, kube_int(cr, "revision"));
     put_age(c, cr, ctx);
 }
 
 static void lease_cells(row_cells *c, const json_t *lease, const print_ctx *ctx)
 {
     put_name(c, lease);
-    put_str(c, str_at(field(lease, "spec"), "holderIdentity"));
+    put_str(c, kube_str(kube_get(lease, "spec"), "holderIdentity"));
     put_age(c, lease, ctx);
 }
 
@@ -1263,15 +911,11 @@ static void lease_cells(row_cells *c, const json_t *lease, const print_ctx *ctx)
 static void default_cells(row_cells *c, const json_t *obj, const print_ctx *ctx)
 {
     (void)ctx;
-    ktime t = time_at(field(obj, "metadata"), "creationTimestamp");
-    long long sec = t.set ? t.sec : days_from_civil(1, 1, 1) * 86400;
-    long long days = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
-    long long rem = sec - days * 86400, year;
-    int month, day;
-    civil_from_days(days, &year, &month, &day);
+    kube_time t = time_at(kube_get(obj, "metadata"), "creationTimestamp");
+    char text[KUBE_TIME_TEXT_MAX];
+    kube_time_format(t.set ? t.sec : kube_days_from_civil(1, 1, 1) * 86400, text);
     put_name(c, obj);
-    put_owned(c, gp_format("%04lld-%02d-%02dT%02lld:%02lld:%02lldZ", year, month, day, rem / 3600,
-                           rem / 60 % 60, rem % 60));
+    put_str(c, text);
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -1334,7 +978,7 @@ static json_t *column_definitions(const printer *p)
 /* meta.AsPartialObjectMetadata: the whole ObjectMeta, under its own kind. */
 static json_t *partial_metadata(const json_t *obj)
 {
-    const json_t *meta = field(obj, "metadata");
+    const json_t *meta = kube_get(obj, "metadata");
     json_t *copy = json_is_object(meta) ? json_deep_copy(meta) : json_object();
     if (!copy) return NULL;
     return json_pack("{s:s, s:s, s:o}", "kind", "PartialObjectMetadata", "apiVersion",

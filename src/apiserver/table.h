@@ -37,12 +37,4 @@ json_t *as_table(const char *group, const char *kind, json_t *const *objects, si
  * bytes (NUL included); returns the full length, like snprintf. */
 size_t as_human_duration(long long seconds, char *buf, size_t size);
 
-/* Parses an RFC 3339 timestamp ("2025-01-01T10:00:00Z", with an optional
- * fraction and a Z or +hh:mm offset) to the whole seconds since the epoch
- * (the fraction is dropped); -1 if the text is not one. */
-int as_parse_time(const char *text, time_t *out);
-/* "2025-01-01T10:00:00Z" for t (api.c: the API server writes its times so,
- * and the controllers theirs). */
-void as_format_time(time_t t, char buf[32]);
-
 #endif

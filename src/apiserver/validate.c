@@ -360,7 +360,7 @@ char *as_strategy_invalid_message(const char *kind, const char *name, const json
     json_t *seen = json_object();
     for (size_t i = 0; i < n && seen; i++) {
         const json_t *c = json_array_get(causes, i);
-        char *text = gp_format("%s: %s", as_str(c, "field"), as_str(c, "message"));
+        char *text = gp_format("%s: %s", kube_str(c, "field"), kube_str(c, "message"));
         if (!text || json_object_get(seen, text)) {
             free(text);
             continue;

@@ -6,13 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/label_selector.h"
+
 /* ---- label selectors (apimachinery metav1 validation) ---- */
 
 static bool selector_requirement(json_t *errs, const json_t *req, const char *path)
 {
     size_t before = json_array_size(errs);
     char f[AS_PATH_MAX];
-    const char *op = as_str(req, "operator");
+    const char *op = kube_str(req, "operator");
     const json_t *values = json_object_get(req, "values");
     if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
         if (json_array_size(values) == 0)
@@ -26,7 +28,7 @@ static bool selector_requirement(json_t *errs, const json_t *req, const char *pa
         as_invalid(errs, as_child(f, path, "operator"), op, "not a valid selector operator");
     }
     char *msgs[AS_MSGS_MAX];
-    const char *key = as_str(req, "key");
+    const char *key = kube_str(req, "key");
     size_t n = as_qualified_name(key, msgs);
     as_invalid_each(errs, as_child(f, path, "key"), key, msgs, n);
     as_msgs_free(msgs, n);
@@ -60,45 +62,6 @@ static bool validate_selector(json_t *errs, const json_t *sel, const char *path)
         if (!selector_requirement(errs, e, as_index(idx, f, i))) ok = false;
     }
     return ok;
-}
-
-static bool in_values(const json_t *values, const char *s)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(values, i, v)
-    {
-        if (json_string_value(v) && strcmp(json_string_value(v), s) == 0) return true;
-    }
-    return false;
-}
-
-/* labels.Selector.Matches; a missing selector (labels.Nothing) matches
- * nothing. */
-static bool selector_matches(const json_t *sel, const json_t *labels)
-{
-    if (!json_is_object(sel)) return false;
-    const char *k;
-    const json_t *v;
-    json_object_foreach(json_object_get(sel, "matchLabels"), k, v)
-    {
-        const json_t *have = json_object_get(labels, k);
-        if (!have || !json_equal(have, v)) return false;
-    }
-    size_t i;
-    const json_t *e;
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
-    {
-        const char *op = as_str(e, "operator");
-        const json_t *have = json_object_get(labels, as_str(e, "key"));
-        const char *value = json_string_value(have);
-        const json_t *values = json_object_get(e, "values");
-        if (strcmp(op, "In") == 0 && (!value || !in_values(values, value))) return false;
-        if (strcmp(op, "NotIn") == 0 && value && in_values(values, value)) return false;
-        if (strcmp(op, "Exists") == 0 && !have) return false;
-        if (strcmp(op, "DoesNotExist") == 0 && have) return false;
-    }
-    return true;
 }
 
 /* ---- DaemonSet ---- */
@@ -186,7 +149,7 @@ static void rolling_update(json_t *errs, const json_t *ru, const char *path)
 static void update_strategy(json_t *errs, const json_t *us)
 {
     static const char *const types[] = {"RollingUpdate", "OnDelete", NULL};
-    const char *type = as_str(us, "type");
+    const char *type = kube_str(us, "type");
     if (strcmp(type, "OnDelete") == 0) return;
     if (strcmp(type, "RollingUpdate") == 0) {
         const json_t *ru = json_object_get(us, "rollingUpdate");
@@ -221,7 +184,8 @@ static void daemonset_spec(json_t *errs, const json_t *spec)
     const json_t *tmpl = json_object_get(spec, "template");
     const json_t *tmpl_labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
     bool sel_ok = validate_selector(errs, sel, "spec.selector");
-    if (sel_ok && !selector_matches(sel, tmpl_labels)) {
+    bool invalid = false;
+    if (sel_ok && !kube_label_selector_object_matches(sel, tmpl_labels, &invalid)) {
         gp_buf sb = {0};
         as_render_string_map(&sb, tmpl_labels);
         char *r = gp_buf_take(&sb);
@@ -241,7 +205,7 @@ static void daemonset_spec(json_t *errs, const json_t *spec)
     }
     as_validate_pod_template(errs, tmpl, "spec.template");
     const json_t *tspec = json_object_get(tmpl, "spec");
-    const char *restart = as_str(tspec, "restartPolicy");
+    const char *restart = kube_str(tspec, "restartPolicy");
     if (strcmp(restart, "Always") != 0) {
         static const char *const always[] = {"Always", NULL};
         as_not_supported(errs, "spec.template.spec.restartPolicy", restart, always);
@@ -308,11 +272,11 @@ void as_validate_namespace(json_t *errs, const json_t *ns, const json_t *old)
 static void render_taint(gp_buf *sb, const json_t *t)
 {
     gp_buf_add(sb, "core.Taint{Key:");
-    as_quote(sb, as_str(t, "key"));
+    as_quote(sb, kube_str(t, "key"));
     gp_buf_add(sb, ", Value:");
-    as_quote(sb, as_str(t, "value"));
+    as_quote(sb, kube_str(t, "value"));
     gp_buf_add(sb, ", Effect:");
-    as_quote(sb, as_str(t, "effect"));
+    as_quote(sb, kube_str(t, "effect"));
     gp_buf_add(sb, json_object_get(t, "timeAdded") ? ", TimeAdded:(*v1.Time)(0xc000000000)}"
                                                    : ", TimeAdded:(*v1.Time)(nil)}");
 }
@@ -329,8 +293,8 @@ static void node_taints(json_t *errs, const json_t *taints)
     {
         char idx[AS_PATH_MAX], f[AS_PATH_MAX], *msgs[AS_MSGS_MAX];
         as_index(idx, "metadata.taints", i);
-        const char *key = as_str(t, "key"), *value = as_str(t, "value");
-        const char *effect = as_str(t, "effect");
+        const char *key = kube_str(t, "key"), *value = kube_str(t, "value");
+        const char *effect = kube_str(t, "effect");
         size_t n = as_qualified_name(key, msgs);
         as_invalid_each(errs, as_child(f, idx, "key"), key, msgs, n);
         as_msgs_free(msgs, n);
@@ -464,7 +428,7 @@ void as_validate_configmap(json_t *errs, const json_t *cm, const json_t *old)
 void as_validate_runtimeclass(json_t *errs, const json_t *rc, const json_t *old)
 {
     as_validate_meta(errs, json_object_get(rc, "metadata"), false, as_dns1123_subdomain);
-    const char *handler = as_str(rc, "handler");
+    const char *handler = kube_str(rc, "handler");
     char *msgs[AS_MSGS_MAX];
     size_t n = as_dns1123_label(handler, msgs);
     as_invalid_each(errs, "handler", handler, msgs, n);
@@ -480,6 +444,6 @@ void as_validate_runtimeclass(json_t *errs, const json_t *rc, const json_t *old)
     }
     if (!old) return;
     as_validate_meta_update(errs, json_object_get(rc, "metadata"));
-    if (strcmp(handler, as_str(old, "handler")) != 0)
+    if (strcmp(handler, kube_str(old, "handler")) != 0)
         as_invalid(errs, "handler", handler, "field is immutable");
 }

@@ -66,7 +66,7 @@ void as_validate_meta(json_t *errs, const json_t *meta, bool namespaced, as_name
 {
     char *msgs[AS_MSGS_MAX];
     size_t n;
-    const char *gen = as_str(meta, "generateName");
+    const char *gen = kube_str(meta, "generateName");
     if (*gen) {
         char *masked = mask_trailing_dash(gen);
         n = masked ? rule(masked, msgs) : 0;
@@ -74,7 +74,7 @@ void as_validate_meta(json_t *errs, const json_t *meta, bool namespaced, as_name
         as_msgs_free(msgs, n);
         free(masked);
     }
-    const char *name = as_str(meta, "name");
+    const char *name = kube_str(meta, "name");
     if (!*name) {
         as_required(errs, "metadata.name", "name or generateName is required");
     } else {
@@ -83,7 +83,7 @@ void as_validate_meta(json_t *errs, const json_t *meta, bool namespaced, as_name
         as_msgs_free(msgs, n);
     }
     if (namespaced) {
-        const char *ns = as_str(meta, "namespace");
+        const char *ns = kube_str(meta, "namespace");
         if (!*ns) {
             as_required(errs, "metadata.namespace", NULL);
         } else {
@@ -155,7 +155,7 @@ void as_render_string_map(gp_buf *sb, const json_t *map)
         if (i) gp_buf_add(sb, ", ");
         as_quote(sb, keys[i]);
         gp_buf_add(sb, ":");
-        as_quote(sb, as_str(map, keys[i]));
+        as_quote(sb, kube_str(map, keys[i]));
     }
     gp_buf_add(sb, "}");
     free(keys);
@@ -195,9 +195,9 @@ void as_render_label_selector(gp_buf *sb, const json_t *sel)
     {
         if (i) gp_buf_add(sb, ", ");
         gp_buf_add(sb, "v1.LabelSelectorRequirement{Key:");
-        as_quote(sb, as_str(e, "key"));
+        as_quote(sb, kube_str(e, "key"));
         gp_buf_add(sb, ", Operator:");
-        as_quote(sb, as_str(e, "operator"));
+        as_quote(sb, kube_str(e, "operator"));
         gp_buf_add(sb, ", Values:");
         render_strings(sb, json_object_get(e, "values"));
         gp_buf_add(sb, "}");

@@ -22,7 +22,7 @@ static void validate_ports(json_t *errs, const json_t *ports, const char *path)
     {
         char idx[AS_PATH_MAX], f[AS_PATH_MAX];
         as_index(idx, path, i);
-        const char *name = as_str(p, "name");
+        const char *name = kube_str(p, "name");
         if (*name) {
             if (json_object_get(names, name))
                 as_duplicate(errs, as_child(f, idx, "name"), name);
@@ -39,7 +39,7 @@ static void validate_ports(json_t *errs, const json_t *ports, const char *path)
         if (hp != 0 && (hp < 1 || hp > 65535))
             as_invalid_int(errs, as_child(f, idx, "hostPort"), hp,
                            "must be between 1 and 65535, inclusive");
-        const char *proto = as_str(p, "protocol");
+        const char *proto = kube_str(p, "protocol");
         if (!*proto)
             as_required(errs, as_child(f, idx, "protocol"), NULL);
         else if (!as_in_list(proto, protocols))
@@ -58,7 +58,7 @@ static void validate_mounts(json_t *errs, const json_t *mounts, const json_t *vo
     {
         char idx[AS_PATH_MAX], f[AS_PATH_MAX];
         as_index(idx, path, i);
-        const char *name = as_str(m, "name"), *mp = as_str(m, "mountPath");
+        const char *name = kube_str(m, "name"), *mp = kube_str(m, "mountPath");
         if (!*name) as_required(errs, as_child(f, idx, "name"), NULL);
         if (!json_object_get(volumes, name)) as_not_found(errs, as_child(f, idx, "name"), name);
         if (!*mp) as_required(errs, as_child(f, idx, "mountPath"), NULL);
@@ -74,7 +74,7 @@ static void validate_container(json_t *errs, const json_t *c, const json_t *volu
                                const char *path)
 {
     char f[AS_PATH_MAX];
-    const char *name = as_str(c, "name");
+    const char *name = kube_str(c, "name");
     if (!*name) {
         as_required(errs, as_child(f, path, "name"), NULL);
     } else {
@@ -83,9 +83,9 @@ static void validate_container(json_t *errs, const json_t *c, const json_t *volu
         as_invalid_each(errs, as_child(f, path, "name"), name, msgs, n);
         as_msgs_free(msgs, n);
     }
-    if (!*as_str(c, "image")) as_required(errs, as_child(f, path, "image"), NULL);
+    if (!*kube_str(c, "image")) as_required(errs, as_child(f, path, "image"), NULL);
     static const char *const tmp[] = {"File", "FallbackToLogsOnError", NULL};
-    const char *policy = as_str(c, "terminationMessagePolicy");
+    const char *policy = kube_str(c, "terminationMessagePolicy");
     if (!*policy)
         as_required(errs, as_child(f, path, "terminationMessagePolicy"), NULL);
     else if (!as_in_list(policy, tmp))
@@ -94,7 +94,7 @@ static void validate_container(json_t *errs, const json_t *c, const json_t *volu
     validate_mounts(errs, json_object_get(c, "volumeMounts"), volumes,
                     as_child(f, path, "volumeMounts"));
     static const char *const pulls[] = {"Always", "IfNotPresent", "Never", NULL};
-    const char *pull = as_str(c, "imagePullPolicy");
+    const char *pull = kube_str(c, "imagePullPolicy");
     if (!*pull)
         as_required(errs, as_child(f, path, "imagePullPolicy"), NULL);
     else if (!as_in_list(pull, pulls))
@@ -118,7 +118,7 @@ static void validate_containers(json_t *errs, const json_t *spec, const json_t *
         {
             as_index(idx, path, i);
             validate_container(errs, c, volumes, idx);
-            const char *name = as_str(c, "name");
+            const char *name = kube_str(c, "name");
             if (json_object_get(names, name))
                 as_duplicate(errs, as_child(f, idx, "name"), name);
             else
@@ -133,7 +133,7 @@ static void validate_containers(json_t *errs, const json_t *spec, const json_t *
     {
         as_index(idx, path, i);
         validate_container(errs, c, volumes, idx);
-        const char *name = as_str(c, "name");
+        const char *name = kube_str(c, "name");
         if (json_object_get(names, name))
             as_duplicate(errs, as_child(f, idx, "name"), name);
         else if (*name)
@@ -153,7 +153,7 @@ static json_t *validate_volumes(json_t *errs, const json_t *vols, const char *pa
         char idx[AS_PATH_MAX], f[AS_PATH_MAX];
         as_index(idx, path, i);
         as_child(f, idx, "name");
-        const char *name = as_str(v, "name");
+        const char *name = kube_str(v, "name");
         size_t before = json_array_size(errs);
         if (!*name) {
             as_required(errs, f, NULL);
@@ -174,7 +174,7 @@ static json_t *validate_volumes(json_t *errs, const json_t *vols, const char *pa
 static void name_field(json_t *errs, const json_t *spec, const char *member, const char *spec_path,
                        as_name_rule rule)
 {
-    const char *v = as_str(spec, member);
+    const char *v = kube_str(spec, member);
     if (!*v) return;
     char f[AS_PATH_MAX], *msgs[AS_MSGS_MAX];
     size_t n = rule(v, msgs);
@@ -186,7 +186,7 @@ static void enum_field(json_t *errs, const json_t *spec, const char *member, con
                        const char *const *valid)
 {
     char f[AS_PATH_MAX];
-    const char *v = as_str(spec, member);
+    const char *v = kube_str(spec, member);
     as_child(f, spec_path, member);
     if (!*v)
         as_required(errs, f, NULL);
@@ -294,7 +294,7 @@ static bool container_updates(json_t *errs, const json_t *spec, const json_t *ol
     const json_t *c;
     json_array_foreach(now, i, c)
     {
-        const char *image = as_str(c, "image");
+        const char *image = kube_str(c, "image");
         as_index(idx, path, i);
         if (!*image) as_required(errs, as_child(f, idx, "image"), NULL);
         size_t n = strlen(image);

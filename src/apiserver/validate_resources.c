@@ -198,13 +198,13 @@ void as_validate_limits_only(json_t *errs, const json_t *list, const char *path)
 static void render_toleration(gp_buf *sb, const json_t *t)
 {
     gp_buf_add(sb, "core.Toleration{Key:");
-    as_quote(sb, as_str(t, "key"));
+    as_quote(sb, kube_str(t, "key"));
     gp_buf_add(sb, ", Operator:");
-    as_quote(sb, as_str(t, "operator"));
+    as_quote(sb, kube_str(t, "operator"));
     gp_buf_add(sb, ", Value:");
-    as_quote(sb, as_str(t, "value"));
+    as_quote(sb, kube_str(t, "value"));
     gp_buf_add(sb, ", Effect:");
-    as_quote(sb, as_str(t, "effect"));
+    as_quote(sb, kube_str(t, "effect"));
     /* a set pointer prints as its address in Go: not reproducible */
     gp_buf_add(sb, json_is_integer(json_object_get(t, "tolerationSeconds"))
                        ? ", TolerationSeconds:(*int64)(0xc000000000)}"
@@ -221,8 +221,8 @@ void as_validate_tolerations(json_t *errs, const json_t *tolerations, const char
     {
         char idx[AS_PATH_MAX], f[AS_PATH_MAX];
         as_index(idx, path, i);
-        const char *key = as_str(t, "key"), *op = as_str(t, "operator");
-        const char *value = as_str(t, "value"), *effect = as_str(t, "effect");
+        const char *key = kube_str(t, "key"), *op = kube_str(t, "operator");
+        const char *value = kube_str(t, "value"), *effect = kube_str(t, "effect");
         char *msgs[AS_MSGS_MAX];
         size_t n;
         if (*key) {

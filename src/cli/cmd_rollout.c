@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyze/rollout.h"
 #include "cli/cli.h"
@@ -79,6 +80,8 @@ int cli_cmd_rollout(int argc, char **argv)
     kc_result r = kc_get(c, path, &ds, &err);
     if (r == KC_OK) {
         b = an_rollout_new(ds, &err);
+        /* minReadySeconds counts from now, as the controller counts it */
+        if (b) an_rollout_set_now(b, time(NULL));
         r = b ? feed(c, b, ns, &err) : KC_BAD_RESPONSE;
     }
     json_decref(ds);

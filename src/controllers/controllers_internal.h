@@ -22,6 +22,7 @@
 #include "controllers/object_cache_internal.h"
 #include "controllers/scheduler.h"
 #include "controllers/write_queue_internal.h"
+#include "kube/json.h"
 
 /* A repeated event is one object with a count, as the event recorder's
  * correlator makes it. */
@@ -62,36 +63,10 @@ struct ctl_loop {
     bool collected_once;
 };
 
-static inline const char *str_at(const json_t *obj, const char *a, const char *b)
-{
-    const json_t *v = json_object_get(obj, a);
-    if (b) v = json_object_get(v, b);
-    return json_string_value(v);
-}
-
-static inline const char *meta(const json_t *obj, const char *key)
-{
-    return str_at(obj, "metadata", key);
-}
-
 static inline uint64_t rv_of(const json_t *obj)
 {
-    const char *rv = meta(obj, "resourceVersion");
+    const char *rv = kube_str_or_null(kube_obj(obj, "metadata"), "resourceVersion");
     return rv ? strtoull(rv, NULL, 10) : 0;
-}
-
-/* The first object of `array` whose string `key` is `value` (a condition
- * by type, an owner reference by kind), or NULL. */
-static inline const json_t *element_where(const json_t *array, const char *key, const char *value)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(array, i, e)
-    {
-        const char *v = json_string_value(json_object_get(e, key));
-        if (v && strcmp(v, value) == 0) return e;
-    }
-    return NULL;
 }
 
 /* What the controllers read of every pod and node on every pass, read once

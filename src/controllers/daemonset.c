@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "controllers/daemonset_internal.h"
+#include "kube/daemonset.h"
+#include "kube/intstr.h"
 
 /* ---- plan and event plumbing ---- */
 
@@ -97,25 +99,25 @@ static int build_slots(ctl_ds_ctx *c, const json_t *tolerations)
     const json_t *node;
     json_array_foreach(c->nodes, i, node)
     {
-        const char *name = ctl_ds_str(ctl_ds_obj(node, "metadata"), "name");
+        const char *name = kube_str_or_null(kube_obj(node, "metadata"), "name");
         if (!name) continue;
         ctl_ds_slot *s = &c->slots[c->nslots++];
         s->name = name;
         s->node = node;
-        s->should_run = ctl_ds_should_run_spec(ctl_ds_obj(c->tmpl, "spec"), tolerations, node,
+        s->should_run = ctl_ds_should_run_spec(kube_obj(c->tmpl, "spec"), tolerations, node,
                                                &s->should_continue);
     }
     qsort(c->slots, c->nslots, sizeof *c->slots, slot_order);
     for (i = 0; i < c->nclaimed; i++) {
-        const char *target = ctl_ds_pod_node(c->claimed[i]);
+        const char *target = kube_ds_target_node(c->claimed[i]);
         if (!target || ctl_ds_slot_find(c, target)) continue;
         c->slots[c->nslots++] = (ctl_ds_slot){.name = target};
         qsort(c->slots, c->nslots, sizeof *c->slots, slot_order);
     }
     for (i = 0; i < c->nclaimed; i++) {
         const json_t *pod = c->claimed[i];
-        const char *target = ctl_ds_pod_node(pod);
-        if (!target || (ctl_ds_pod_terminal(pod) && ctl_ds_pod_deleting(pod))) continue;
+        const char *target = kube_ds_target_node(pod);
+        if (!target || (kube_pod_terminal(pod) && kube_deleting(pod))) continue;
         slot_add_pod(c, ctl_ds_slot_find(c, target), pod);
     }
     return c->oom ? -1 : 0;
@@ -152,7 +154,7 @@ static int set_node_affinity(json_t *spec, const char *node_name)
  * controller-revision-hash (CreatePodTemplate). */
 static json_t *new_pod_labels(const ctl_ds_ctx *c)
 {
-    const json_t *given = ctl_ds_obj(ctl_ds_obj(c->tmpl, "metadata"), "labels");
+    const json_t *given = kube_obj(kube_obj(c->tmpl, "metadata"), "labels");
     json_t *labels = given ? json_deep_copy(given) : json_object();
     if (!labels) return NULL;
     char generation[32];
@@ -179,9 +181,9 @@ static json_t *new_pod_meta(const ctl_ds_ctx *c)
         json_decref(meta);
         return NULL;
     }
-    const json_t *tmeta = ctl_ds_obj(c->tmpl, "metadata");
-    const json_t *ann = ctl_ds_obj(tmeta, "annotations");
-    const json_t *fin = ctl_ds_arr(tmeta, "finalizers");
+    const json_t *tmeta = kube_obj(c->tmpl, "metadata");
+    const json_t *ann = kube_obj(tmeta, "annotations");
+    const json_t *fin = kube_arr(tmeta, "finalizers");
     if (json_object_set_new(meta, "labels", new_pod_labels(c)) != 0 ||
         (ann && json_object_set_new(meta, "annotations", json_deep_copy(ann)) != 0) ||
         (fin && json_object_set_new(meta, "finalizers", json_deep_copy(fin)) != 0) ||
@@ -195,7 +197,7 @@ static json_t *new_pod_meta(const ctl_ds_ctx *c)
 /* CreatePodTemplate + GetPodFromTemplate + the node affinity. */
 static json_t *new_pod(const ctl_ds_ctx *c, const char *node_name)
 {
-    const json_t *tspec = ctl_ds_obj(c->tmpl, "spec");
+    const json_t *tspec = kube_obj(c->tmpl, "spec");
     json_t *spec = tspec ? json_deep_copy(tspec) : json_object();
     if (!spec) return NULL;
     if (json_object_set_new(spec, "tolerations", ctl_ds_daemon_tolerations(tspec)) != 0 ||
@@ -267,7 +269,8 @@ static void prune_surge(ctl_ds_ctx *c, const json_t **running, size_t n, name_li
         names_add(c, del, ctl_ds_pod_name(running[i]));
     }
     if (oldest_new && oldest_old &&
-        (!ctl_ds_pod_ready(oldest_old) || ctl_ds_pod_available(c, oldest_new)))
+        (!kube_pod_ready(oldest_old) ||
+         kube_pod_available(oldest_new, c->min_ready_seconds, c->now)))
         names_add(c, del, ctl_ds_pod_name(oldest_old));
 }
 
@@ -286,8 +289,8 @@ static void keep_running(ctl_ds_ctx *c, const ctl_ds_slot *s, bool surge, name_l
     char message[1024];
     for (size_t i = 0; i < s->npods; i++) {
         const json_t *pod = s->pods[i];
-        const char *phase = ctl_ds_str0(ctl_ds_obj(pod, "status"), "phase");
-        if (ctl_ds_pod_deleting(pod)) continue;
+        const char *phase = kube_str(kube_obj(pod, "status"), "phase");
+        if (kube_deleting(pod)) continue;
         if (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded")) {
             bool failed = !strcmp(phase, "Failed");
             snprintf(message, sizeof message,
@@ -317,8 +320,8 @@ static void keep_running(ctl_ds_ctx *c, const ctl_ds_slot *s, bool surge, name_l
  * number of creates and deletes it asked for. */
 static size_t manage(ctl_ds_ctx *c)
 {
-    long long surge_count = 0;
-    bool surge = ctl_ds_surge_count(c, 1, &surge_count, NULL, 0) == 0 && surge_count > 0;
+    int64_t surge_count = 0;
+    bool surge = kube_ds_surge_count(c->spec, 1, &surge_count, NULL) == 0 && surge_count > 0;
     name_list create = {0}, del = {0};
     for (size_t i = 0; i < c->nslots; i++) {
         const ctl_ds_slot *s = &c->slots[i];
@@ -329,15 +332,14 @@ static size_t manage(ctl_ds_ctx *c)
             keep_running(c, s, surge, &create, &del);
         } else {
             for (size_t j = 0; j < s->npods; j++)
-                if (!ctl_ds_pod_deleting(s->pods[j]))
-                    names_add(c, &del, ctl_ds_pod_name(s->pods[j]));
+                if (!kube_deleting(s->pods[j])) names_add(c, &del, ctl_ds_pod_name(s->pods[j]));
         }
     }
     for (size_t i = 0; i < c->nslots; i++) {
         const ctl_ds_slot *s = &c->slots[i];
         if (s->node) continue;
         for (size_t j = 0; j < s->npods; j++)
-            if (!*ctl_ds_str0(ctl_ds_obj(s->pods[j], "spec"), "nodeName"))
+            if (!*kube_str(kube_obj(s->pods[j], "spec"), "nodeName"))
                 names_add(c, &del, ctl_ds_pod_name(s->pods[j]));
     }
     ctl_ds_sync_nodes(c, del.v, del.n, create.v, create.n);
@@ -368,9 +370,9 @@ static ds_counts count_status(ctl_ds_ctx *c)
         k.current++;
         ctl_ds_sort_pods(s->pods, s->npods);
         const json_t *oldest = s->pods[0];
-        if (ctl_ds_pod_ready(oldest)) {
+        if (kube_pod_ready(oldest)) {
             k.ready++;
-            k.available += ctl_ds_pod_available(c, oldest);
+            k.available += kube_pod_available(oldest, c->min_ready_seconds, c->now);
         }
         k.updated += ctl_ds_pod_updated(c, oldest);
     }
@@ -420,14 +422,14 @@ static void plan_status(ctl_ds_ctx *c, bool raise_observed)
 {
     ds_counts k = count_status(c);
     const json_t *st = c->status;
-    long long observed = ctl_ds_int(st, "observedGeneration");
-    if (ctl_ds_int(st, "desiredNumberScheduled") == k.desired &&
-        ctl_ds_int(st, "currentNumberScheduled") == k.current &&
-        ctl_ds_int(st, "numberMisscheduled") == k.misscheduled &&
-        ctl_ds_int(st, "numberReady") == k.ready &&
-        ctl_ds_int(st, "updatedNumberScheduled") == k.updated &&
-        ctl_ds_int(st, "numberAvailable") == k.available &&
-        ctl_ds_int(st, "numberUnavailable") == k.unavailable && observed >= c->generation)
+    long long observed = kube_int(st, "observedGeneration");
+    if (kube_int(st, "desiredNumberScheduled") == k.desired &&
+        kube_int(st, "currentNumberScheduled") == k.current &&
+        kube_int(st, "numberMisscheduled") == k.misscheduled &&
+        kube_int(st, "numberReady") == k.ready &&
+        kube_int(st, "updatedNumberScheduled") == k.updated &&
+        kube_int(st, "numberAvailable") == k.available &&
+        kube_int(st, "numberUnavailable") == k.unavailable && observed >= c->generation)
         return;
     json_t *next = status_object(c, &k, raise_observed ? c->generation : observed);
     if (!next) {
@@ -445,32 +447,24 @@ static void plan_status(ctl_ds_ctx *c, bool raise_observed)
 
 /* ---- the sync ---- */
 
-static int parse_generation(const char *text, long long *out)
-{
-    if (!text || !*text) return -1;
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (*end) return -1;
-    *out = v;
-    return 0;
-}
-
 static int ctx_init(ctl_ds_ctx *c, const json_t *ds, ctl_ds_plan *plan, gp_error *err)
 {
     memset(c, 0, sizeof *c);
-    const json_t *meta = ctl_ds_obj(ds, "metadata");
+    const json_t *meta = kube_obj(ds, "metadata");
     c->ds = ds;
-    c->name = ctl_ds_str(meta, "name");
-    c->ns = ctl_ds_str(meta, "namespace");
-    c->uid = ctl_ds_str0(meta, "uid");
-    c->spec = ctl_ds_obj(ds, "spec");
-    c->tmpl = ctl_ds_obj(c->spec, "template");
-    c->status = ctl_ds_obj(ds, "status");
-    c->generation = ctl_ds_int(meta, "generation");
-    c->min_ready_seconds = ctl_ds_int(c->spec, "minReadySeconds");
-    c->has_template_generation =
-        parse_generation(ctl_ds_str(ctl_ds_obj(meta, "annotations"), CTL_DS_GENERATION_ANNOTATION),
-                         &c->template_generation) == 0;
+    c->name = kube_str_or_null(meta, "name");
+    c->ns = kube_str_or_null(meta, "namespace");
+    c->uid = kube_str(meta, "uid");
+    c->spec = kube_obj(ds, "spec");
+    c->tmpl = kube_obj(c->spec, "template");
+    c->status = kube_obj(ds, "status");
+    c->generation = kube_int(meta, "generation");
+    c->min_ready_seconds = kube_int(c->spec, "minReadySeconds");
+    int64_t template_generation;
+    c->has_template_generation = kube_parse_int64(
+        kube_str_or_null(kube_obj(meta, "annotations"), CTL_DS_GENERATION_ANNOTATION),
+        &template_generation);
+    c->template_generation = c->has_template_generation ? template_generation : 0;
     c->plan = plan;
     c->err = err;
     if (!c->name || !c->tmpl) {
@@ -500,7 +494,7 @@ static int sync_pods(ctl_ds_ctx *c, const json_t *pods, bool expectations_pendin
         gp_error_set(c->err, NULL, 0, 0, "DaemonSet %s has an invalid selector", c->name);
         return 1;
     }
-    json_t *tols = ctl_ds_daemon_tolerations(ctl_ds_obj(c->tmpl, "spec"));
+    json_t *tols = ctl_ds_daemon_tolerations(kube_obj(c->tmpl, "spec"));
     int rc = tols ? build_slots(c, tols) : -1;
     json_decref(tols);
     if (rc != 0 || c->oom) return -1;
@@ -510,7 +504,7 @@ static int sync_pods(ctl_ds_ctx *c, const json_t *pods, bool expectations_pendin
     }
     int result = 0;
     if (manage(c) == 0) {
-        const char *strategy = ctl_ds_str0(ctl_ds_obj(c->spec, "updateStrategy"), "type");
+        const char *strategy = kube_str(kube_obj(c->spec, "updateStrategy"), "type");
         if (!strcmp(strategy, "RollingUpdate")) result = ctl_ds_rolling_update(c);
         if (result == 0) ctl_ds_cleanup_history(c);
     } else {
@@ -544,9 +538,9 @@ int ctl_ds_sync(const json_t *ds, const json_t *nodes, const json_t *pods, const
         return c.oom ? -1 : 0;
     }
     /* A DaemonSet being deleted may already have lost its history. */
-    if (ctl_ds_pod_deleting(ds)) return 0;
+    if (kube_deleting(ds)) return 0;
     bool invalid = false;
-    ctl_ds_selector_matches(selector, NULL, &invalid);
+    kube_label_selector_object_matches(selector, NULL, &invalid);
     if (invalid) {
         gp_error_set(err, NULL, 0, 0, "DaemonSet %s has an invalid selector", c.name);
         return 1;

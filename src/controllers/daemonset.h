@@ -116,10 +116,4 @@ bool ctl_ds_should_run(const json_t *ds, const json_t *node, bool *should_contin
  * and the NUL; it is "" if the template cannot be serialised. */
 void ctl_ds_hash(const json_t *template_, long long collision_count, char out[16]);
 
-/* The node a daemon pod is for (util.GetTargetNodeName): spec.nodeName, else
- * the single value of the first matchFields metadata.name In requirement of
- * its required node affinity; NULL when neither names one node. The string
- * belongs to `pod`. */
-const char *ctl_ds_pod_node(const json_t *pod);
-
 #endif

@@ -9,20 +9,16 @@
 #include <time.h>
 
 #include "controllers/daemonset.h"
+#include "kube/json.h"
+#include "kube/label_selector.h"
+#include "kube/pod.h"
 #include "util/error.h"
 
 #define CTL_DS_HASH_LABEL            "controller-revision-hash"
 #define CTL_DS_GENERATION_LABEL      "pod-template-generation"
 #define CTL_DS_GENERATION_ANNOTATION "deprecated.daemonset.template.generation"
 
-/* ---- small readers: NULL/0 for anything absent or of another type ---- */
-
-const json_t *ctl_ds_obj(const json_t *v, const char *key);
-const json_t *ctl_ds_arr(const json_t *v, const char *key);
-const char *ctl_ds_str(const json_t *v, const char *key);
-/* "" instead of NULL, for comparisons against Go's zero string. */
-const char *ctl_ds_str0(const json_t *v, const char *key);
-long long ctl_ds_int(const json_t *v, const char *key);
+/* strcmp with NULL read as "", Go's zero string. */
 bool ctl_ds_streq(const char *a, const char *b);
 
 /* ---- node fitness (daemonset_node.c) ---- */
@@ -34,11 +30,6 @@ json_t *ctl_ds_daemon_tolerations(const json_t *pod_spec);
 /* NodeShouldRunDaemonPod with the tolerations above already worked out. */
 bool ctl_ds_should_run_spec(const json_t *pod_spec, const json_t *tolerations, const json_t *node,
                             bool *should_continue);
-
-/* metav1.LabelSelectorAsSelector(selector).Matches(labels). An absent
- * selector matches nothing; *invalid is set (and false returned) for an
- * operator or value the real conversion refuses. */
-bool ctl_ds_selector_matches(const json_t *selector, const json_t *labels, bool *invalid);
 
 /* ---- one sync ---- */
 
@@ -92,10 +83,6 @@ json_t *ctl_ds_controller_ref(const ctl_ds_ctx *c);
 
 /* Pod helpers (daemonset_pods.c). */
 const char *ctl_ds_pod_name(const json_t *pod);
-bool ctl_ds_pod_terminal(const json_t *pod);
-bool ctl_ds_pod_ready(const json_t *pod);
-bool ctl_ds_pod_available(const ctl_ds_ctx *c, const json_t *pod);
-bool ctl_ds_pod_deleting(const json_t *pod);
 /* IsPodUpdated: the hash label equals the current hash, or the
  * pod-template-generation label equals the template generation. */
 bool ctl_ds_pod_updated(const ctl_ds_ctx *c, const json_t *pod);
@@ -131,14 +118,5 @@ int ctl_ds_rolling_update(ctl_ds_ctx *c);
 
 /* cleanupHistory. */
 void ctl_ds_cleanup_history(ctl_ds_ctx *c);
-
-/* GetScaledValueFromIntOrPercent(v, total, roundUp=true). An absent value
- * is an error, as a nil IntOrString is. Returns 0, or -1 with `why` filled. */
-int ctl_ds_scaled_value(const json_t *v, long long total, long long *out, char *why,
-                        size_t why_size);
-
-/* SurgeCount(ds, n): 0 unless RollingUpdate with maxSurge set. */
-int ctl_ds_surge_count(const ctl_ds_ctx *c, long long n, long long *out, char *why,
-                       size_t why_size);
 
 #endif

@@ -1,45 +1,13 @@
 /* Which nodes a DaemonSet belongs on (NodeShouldRunDaemonPod and its
- * predicates: node name, required node affinity, taints), and the label
- * selector of spec.selector. */
+ * predicates: node name, required node affinity, taints) and the
+ * tolerations its pods get. */
 #include "controllers/daemonset_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/selector.h"
-
-/* ---- readers shared by daemonset*.c ---- */
-
-const json_t *ctl_ds_obj(const json_t *v, const char *key)
-{
-    const json_t *o = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_object(o) ? o : NULL;
-}
-
-const json_t *ctl_ds_arr(const json_t *v, const char *key)
-{
-    const json_t *a = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_array(a) ? a : NULL;
-}
-
-const char *ctl_ds_str(const json_t *v, const char *key)
-{
-    const json_t *s = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_string(s) ? json_string_value(s) : NULL;
-}
-
-const char *ctl_ds_str0(const json_t *v, const char *key)
-{
-    const char *s = ctl_ds_str(v, key);
-    return s ? s : "";
-}
-
-long long ctl_ds_int(const json_t *v, const char *key)
-{
-    const json_t *n = json_is_object(v) ? json_object_get(v, key) : NULL;
-    return json_is_integer(n) ? (long long)json_integer_value(n) : 0;
-}
+#include "kube/node_affinity.h"
+#include "kube/taints.h"
 
 bool ctl_ds_streq(const char *a, const char *b)
 {
@@ -68,7 +36,8 @@ static bool same_toleration(const json_t *a, const json_t *b)
 {
     static const char *const fields[] = {"key", "operator", "value", "effect"};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        if (!ctl_ds_streq(ctl_ds_str(a, fields[i]), ctl_ds_str(b, fields[i]))) return false;
+        if (!ctl_ds_streq(kube_str_or_null(a, fields[i]), kube_str_or_null(b, fields[i])))
+            return false;
     return true;
 }
 
@@ -87,7 +56,7 @@ static int add_or_update(json_t *tols, json_t *tol_new)
 
 json_t *ctl_ds_daemon_tolerations(const json_t *pod_spec)
 {
-    const json_t *given = ctl_ds_arr(pod_spec, "tolerations");
+    const json_t *given = kube_arr(pod_spec, "tolerations");
     json_t *tols = given ? json_deep_copy(given) : json_array();
     if (!tols) return NULL;
     const json_t *host_network = json_object_get(pod_spec, "hostNetwork");
@@ -104,266 +73,25 @@ json_t *ctl_ds_daemon_tolerations(const json_t *pod_spec)
     return tols;
 }
 
-/* Toleration.ToleratesTaint. */
-static bool tolerates(const json_t *tol, const json_t *taint)
-{
-    const char *effect = ctl_ds_str0(tol, "effect"), *key = ctl_ds_str0(tol, "key");
-    if (*effect && strcmp(effect, ctl_ds_str0(taint, "effect")) != 0) return false;
-    if (*key && strcmp(key, ctl_ds_str0(taint, "key")) != 0) return false;
-    const char *op = ctl_ds_str0(tol, "operator");
-    if (!*op || !strcmp(op, "Equal"))
-        return !strcmp(ctl_ds_str0(tol, "value"), ctl_ds_str0(taint, "value"));
-    return !strcmp(op, "Exists");
-}
-
-/* FindMatchingUntoleratedTaint over the taints whose effect is NoExecute, or
- * also NoSchedule when `no_schedule_too`. */
-static bool has_untolerated_taint(const json_t *node, const json_t *tolerations,
-                                  bool no_schedule_too)
-{
-    const json_t *taints = ctl_ds_arr(ctl_ds_obj(node, "spec"), "taints");
-    size_t i, j;
-    const json_t *taint, *tol;
-    json_array_foreach(taints, i, taint)
-    {
-        const char *effect = ctl_ds_str0(taint, "effect");
-        if (strcmp(effect, "NoExecute") != 0 && !(no_schedule_too && !strcmp(effect, "NoSchedule")))
-            continue;
-        bool tolerated = false;
-        json_array_foreach(tolerations, j, tol)
-        {
-            if (tolerates(tol, taint)) {
-                tolerated = true;
-                break;
-            }
-        }
-        if (!tolerated) return true;
-    }
-    return false;
-}
-
-/* ---- label requirements ---- */
-
-/* strconv.ParseInt(s, 10, 64). */
-static bool parse_int64(const char *s, long long *out)
-{
-    if (!s || !*s) return false;
-    const char *digits = s + (*s == '+' || *s == '-');
-    if (!*digits) return false;
-    for (const char *p = digits; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end) return false;
-    *out = v;
-    return true;
-}
-
-typedef enum { OP_IN, OP_NOT_IN, OP_EXISTS, OP_NOT_EXISTS, OP_GT, OP_LT, OP_BAD } label_op;
-
-static label_op op_of(const char *op, bool numeric_allowed)
-{
-    if (!op) return OP_BAD;
-    if (!strcmp(op, "In")) return OP_IN;
-    if (!strcmp(op, "NotIn")) return OP_NOT_IN;
-    if (!strcmp(op, "Exists")) return OP_EXISTS;
-    if (!strcmp(op, "DoesNotExist")) return OP_NOT_EXISTS;
-    if (numeric_allowed && !strcmp(op, "Gt")) return OP_GT;
-    if (numeric_allowed && !strcmp(op, "Lt")) return OP_LT;
-    return OP_BAD;
-}
-
-/* labels.NewRequirement's checks: a valid key, values that are label
- * values, none for the existence operators, exactly one integer for Gt/Lt. */
-static bool requirement_valid(const char *key, label_op op, const json_t *values)
-{
-    if (!key || kube_label_validate_key(key, NULL) != 0) return false;
-    size_t n = json_is_array(values) ? json_array_size(values) : 0;
-    if ((op == OP_IN || op == OP_NOT_IN) && n == 0) return false;
-    if ((op == OP_EXISTS || op == OP_NOT_EXISTS) && n != 0) return false;
-    if ((op == OP_GT || op == OP_LT) && n != 1) return false;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *v = json_array_get(values, i);
-        long long ignored;
-        if (!json_is_string(v)) return false;
-        if ((op == OP_GT || op == OP_LT) && !parse_int64(json_string_value(v), &ignored))
-            return false;
-        if (op != OP_GT && op != OP_LT &&
-            kube_label_validate_value(json_string_value(v), NULL) != 0)
-            return false;
-    }
-    return true;
-}
-
-static bool value_in(const char *value, const json_t *values)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(values, i, v)
-    {
-        if (json_is_string(v) && !strcmp(json_string_value(v), value)) return true;
-    }
-    return false;
-}
-
-/* Requirement.Matches against a label set. */
-static bool requirement_matches(const char *key, label_op op, const json_t *values,
-                                const json_t *labels)
-{
-    const char *have = ctl_ds_str(labels, key);
-    long long a, b;
-    switch (op) {
-    case OP_IN:
-        return have && value_in(have, values);
-    case OP_NOT_IN:
-        return !have || !value_in(have, values);
-    case OP_EXISTS:
-        return have != NULL;
-    case OP_NOT_EXISTS:
-        return have == NULL;
-    case OP_GT:
-    case OP_LT:
-        if (!have || !parse_int64(have, &a) ||
-            !parse_int64(json_string_value(json_array_get(values, 0)), &b))
-            return false;
-        return op == OP_GT ? a > b : a < b;
-    default:
-        return false;
-    }
-}
-
-/* A list of {key, operator, values} requirements, ANDed. */
-static bool requirements_match(const json_t *reqs, const json_t *labels, bool numeric_allowed,
-                               bool *invalid)
-{
-    size_t i;
-    const json_t *r;
-    bool all = true;
-    json_array_foreach(reqs, i, r)
-    {
-        const char *key = ctl_ds_str(r, "key");
-        label_op op = op_of(ctl_ds_str(r, "operator"), numeric_allowed);
-        const json_t *values = json_object_get(r, "values");
-        if (op == OP_BAD || !requirement_valid(key, op, values)) {
-            *invalid = true;
-            return false;
-        }
-        if (!requirement_matches(key, op, values, labels)) all = false;
-    }
-    return all;
-}
-
-bool ctl_ds_selector_matches(const json_t *selector, const json_t *labels, bool *invalid)
-{
-    if (!json_is_object(selector)) return false;
-    const json_t *match_labels = ctl_ds_obj(selector, "matchLabels");
-    const char *key;
-    const json_t *value;
-    bool all = true;
-    json_object_foreach((json_t *)match_labels, key, value)
-    {
-        if (!json_is_string(value) || kube_label_validate_key(key, NULL) != 0 ||
-            kube_label_validate_value(json_string_value(value), NULL) != 0) {
-            *invalid = true;
-            return false;
-        }
-        const char *have = ctl_ds_str(labels, key);
-        if (!have || strcmp(have, json_string_value(value)) != 0) all = false;
-    }
-    bool bad = false;
-    bool exprs = requirements_match(ctl_ds_arr(selector, "matchExpressions"), labels, false, &bad);
-    if (bad) {
-        *invalid = true;
-        return false;
-    }
-    return all && exprs;
-}
-
-/* ---- required node affinity ---- */
-
-/* The node's field set holds only metadata.name; matchFields supports In
- * and NotIn with exactly one value. Returns -1 for a term the real parser
- * refuses, which then matches nothing. */
-static int fields_match(const json_t *reqs, const json_t *node)
-{
-    const char *name = ctl_ds_str0(ctl_ds_obj(node, "metadata"), "name");
-    size_t i;
-    const json_t *r;
-    int all = 1;
-    json_array_foreach(reqs, i, r)
-    {
-        const char *op = ctl_ds_str0(r, "operator");
-        const json_t *values = ctl_ds_arr(r, "values");
-        if ((strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0) || !values ||
-            json_array_size(values) != 1 || !json_is_string(json_array_get(values, 0)))
-            return -1;
-        const char *field = !strcmp(ctl_ds_str0(r, "key"), "metadata.name") ? name : "";
-        bool equal = !strcmp(field, json_string_value(json_array_get(values, 0)));
-        if (equal != !strcmp(op, "In")) all = 0;
-    }
-    return all;
-}
-
-static bool term_matches(const json_t *term, const json_t *node)
-{
-    const json_t *exprs = ctl_ds_arr(term, "matchExpressions");
-    const json_t *fields = ctl_ds_arr(term, "matchFields");
-    const json_t *labels = ctl_ds_obj(ctl_ds_obj(node, "metadata"), "labels");
-    bool invalid = false;
-    bool labels_ok = requirements_match(exprs, labels, true, &invalid);
-    int fields_ok = fields_match(fields, node);
-    return !invalid && fields_ok >= 0 && labels_ok && fields_ok;
-}
-
-/* LazyErrorNodeSelector.Match: terms are ORed; an empty term selects nothing
- * and a term that does not parse is skipped. */
-static bool node_selector_matches(const json_t *selector, const json_t *node)
-{
-    size_t i;
-    const json_t *term;
-    json_array_foreach(ctl_ds_arr(selector, "nodeSelectorTerms"), i, term)
-    {
-        size_t n = json_array_size(ctl_ds_arr(term, "matchExpressions")) +
-                   json_array_size(ctl_ds_arr(term, "matchFields"));
-        if (n == 0) continue;
-        if (term_matches(term, node)) return true;
-    }
-    return false;
-}
-
-/* nodeaffinity.GetRequiredNodeAffinity(pod).Match(node): spec.nodeSelector
- * (exact label values), then the required node affinity when present. */
-static bool required_affinity_matches(const json_t *pod_spec, const json_t *node)
-{
-    const json_t *labels = ctl_ds_obj(ctl_ds_obj(node, "metadata"), "labels");
-    const char *key;
-    const json_t *value;
-    json_object_foreach((json_t *)ctl_ds_obj(pod_spec, "nodeSelector"), key, value)
-    {
-        const char *have = ctl_ds_str(labels, key);
-        if (!json_is_string(value) || !have || strcmp(have, json_string_value(value)) != 0)
-            return false;
-    }
-    const json_t *required =
-        ctl_ds_obj(ctl_ds_obj(ctl_ds_obj(pod_spec, "affinity"), "nodeAffinity"),
-                   "requiredDuringSchedulingIgnoredDuringExecution");
-    return !required || node_selector_matches(required, node);
-}
-
 bool ctl_ds_should_run_spec(const json_t *pod_spec, const json_t *tolerations, const json_t *node,
                             bool *should_continue)
 {
     bool cont = false, run = false;
-    const char *node_name = ctl_ds_str0(ctl_ds_obj(node, "metadata"), "name");
-    const char *wanted = ctl_ds_str0(pod_spec, "nodeName");
-    if ((!*wanted || !strcmp(wanted, node_name)) && required_affinity_matches(pod_spec, node)) {
-        if (!has_untolerated_taint(node, tolerations, true)) {
+    const json_t *meta = kube_obj(node, "metadata");
+    const char *node_name = kube_str(meta, "name");
+    const char *wanted = kube_str(pod_spec, "nodeName");
+    const json_t *taints = kube_arr(kube_obj(node, "spec"), "taints");
+    if ((!*wanted || !strcmp(wanted, node_name)) &&
+        kube_node_affinity_matches(kube_obj(pod_spec, "nodeSelector"),
+                                   kube_required_node_affinity(pod_spec), kube_obj(meta, "labels"),
+                                   node_name)) {
+        if (!kube_untolerated_taint(taints, tolerations,
+                                    KUBE_TAINT_NO_SCHEDULE | KUBE_TAINT_NO_EXECUTE)) {
             run = cont = true;
         } else {
             /* Running pods may stay while only NoSchedule taints are
              * untolerated. */
-            cont = !has_untolerated_taint(node, tolerations, false);
+            cont = !kube_untolerated_taint(taints, tolerations, KUBE_TAINT_NO_EXECUTE);
         }
     }
     if (should_continue) *should_continue = cont;
@@ -372,7 +100,7 @@ bool ctl_ds_should_run_spec(const json_t *pod_spec, const json_t *tolerations, c
 
 bool ctl_ds_should_run(const json_t *ds, const json_t *node, bool *should_continue)
 {
-    const json_t *pod_spec = ctl_ds_obj(ctl_ds_obj(ctl_ds_obj(ds, "spec"), "template"), "spec");
+    const json_t *pod_spec = kube_obj(kube_obj(kube_obj(ds, "spec"), "template"), "spec");
     json_t *tols = ctl_ds_daemon_tolerations(pod_spec);
     if (!tols) {
         if (should_continue) *should_continue = false;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiserver/table.h"
+#include "kube/time.h"
 
 /* ---- hash ---- */
 
@@ -37,72 +37,9 @@ void ctl_ds_hash(const json_t *template_, long long collision_count, char out[16
 
 /* ---- pods ---- */
 
-const char *ctl_ds_pod_node(const json_t *pod)
-{
-    const json_t *spec = ctl_ds_obj(pod, "spec");
-    const char *bound = ctl_ds_str(spec, "nodeName");
-    if (bound && *bound) return bound;
-    const json_t *required = ctl_ds_obj(ctl_ds_obj(ctl_ds_obj(spec, "affinity"), "nodeAffinity"),
-                                        "requiredDuringSchedulingIgnoredDuringExecution");
-    size_t i, j;
-    const json_t *term, *req;
-    json_array_foreach(ctl_ds_arr(required, "nodeSelectorTerms"), i, term)
-    {
-        json_array_foreach(ctl_ds_arr(term, "matchFields"), j, req)
-        {
-            if (strcmp(ctl_ds_str0(req, "key"), "metadata.name") != 0 ||
-                strcmp(ctl_ds_str0(req, "operator"), "In") != 0)
-                continue;
-            const json_t *values = ctl_ds_arr(req, "values");
-            if (json_array_size(values) != 1) return NULL;
-            return json_string_value(json_array_get(values, 0));
-        }
-    }
-    return NULL;
-}
-
 const char *ctl_ds_pod_label(const json_t *pod, const char *key)
 {
-    return ctl_ds_str(ctl_ds_obj(ctl_ds_obj(pod, "metadata"), "labels"), key);
-}
-
-static const json_t *ready_condition(const json_t *pod)
-{
-    size_t i;
-    const json_t *cond;
-    json_array_foreach(ctl_ds_arr(ctl_ds_obj(pod, "status"), "conditions"), i, cond)
-    {
-        if (ctl_ds_streq(ctl_ds_str(cond, "type"), "Ready")) return cond;
-    }
-    return NULL;
-}
-
-bool ctl_ds_pod_ready(const json_t *pod)
-{
-    return ctl_ds_streq(ctl_ds_str(ready_condition(pod), "status"), "True");
-}
-
-/* IsPodAvailable: Ready, and Ready for longer than minReadySeconds. */
-bool ctl_ds_pod_available(const ctl_ds_ctx *c, const json_t *pod)
-{
-    if (!ctl_ds_pod_ready(pod)) return false;
-    if (c->min_ready_seconds <= 0) return true;
-    time_t since;
-    if (as_parse_time(ctl_ds_str(ready_condition(pod), "lastTransitionTime"), &since) != 0)
-        return false;
-    return (long long)since + c->min_ready_seconds < (long long)c->now;
-}
-
-bool ctl_ds_pod_deleting(const json_t *pod)
-{
-    const json_t *ts = json_object_get(ctl_ds_obj(pod, "metadata"), "deletionTimestamp");
-    return ts && !json_is_null(ts);
-}
-
-bool ctl_ds_pod_terminal(const json_t *pod)
-{
-    const char *phase = ctl_ds_str0(ctl_ds_obj(pod, "status"), "phase");
-    return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
+    return kube_str_or_null(kube_obj(kube_obj(pod, "metadata"), "labels"), key);
 }
 
 bool ctl_ds_pod_updated(const ctl_ds_ctx *c, const json_t *pod)
@@ -120,7 +57,8 @@ bool ctl_ds_pod_updated(const ctl_ds_ctx *c, const json_t *pod)
 static long long created_at(const json_t *pod)
 {
     time_t t;
-    if (as_parse_time(ctl_ds_str(ctl_ds_obj(pod, "metadata"), "creationTimestamp"), &t) != 0)
+    if (kube_time_parse_seconds(kube_str_or_null(kube_obj(pod, "metadata"), "creationTimestamp"),
+                                &t) != 0)
         return INT64_MIN;
     return (long long)t;
 }
@@ -128,13 +66,13 @@ static long long created_at(const json_t *pod)
 static int pod_order(const void *pa, const void *pb)
 {
     const json_t *a = *(const json_t *const *)pa, *b = *(const json_t *const *)pb;
-    bool sa = *ctl_ds_str0(ctl_ds_obj(a, "spec"), "nodeName") != '\0';
-    bool sb = *ctl_ds_str0(ctl_ds_obj(b, "spec"), "nodeName") != '\0';
+    bool sa = *kube_str(kube_obj(a, "spec"), "nodeName") != '\0';
+    bool sb = *kube_str(kube_obj(b, "spec"), "nodeName") != '\0';
     if (sa != sb) return sa ? -1 : 1;
     long long ta = created_at(a), tb = created_at(b);
     if (ta != tb) return ta < tb ? -1 : 1;
-    return strcmp(ctl_ds_str0(ctl_ds_obj(a, "metadata"), "name"),
-                  ctl_ds_str0(ctl_ds_obj(b, "metadata"), "name"));
+    return strcmp(kube_str(kube_obj(a, "metadata"), "name"),
+                  kube_str(kube_obj(b, "metadata"), "name"));
 }
 
 void ctl_ds_sort_pods(const json_t **pods, size_t n)
@@ -144,21 +82,10 @@ void ctl_ds_sort_pods(const json_t **pods, size_t n)
 
 const char *ctl_ds_pod_name(const json_t *pod)
 {
-    return ctl_ds_str0(ctl_ds_obj(pod, "metadata"), "name");
+    return kube_str(kube_obj(pod, "metadata"), "name");
 }
 
 /* ---- claiming pods (ControllerRefManager.ClaimPods) ---- */
-
-static const json_t *controller_of(const json_t *obj)
-{
-    size_t i;
-    const json_t *ref;
-    json_array_foreach(ctl_ds_arr(ctl_ds_obj(obj, "metadata"), "ownerReferences"), i, ref)
-    {
-        if (json_is_true(json_object_get(ref, "controller"))) return ref;
-    }
-    return NULL;
-}
 
 static void add_pod_patch(ctl_ds_ctx *c, const json_t *pod, const char *type, json_t *patch_new)
 {
@@ -190,29 +117,30 @@ static void claim(ctl_ds_ctx *c, const json_t *pod)
 void ctl_ds_claim_pods(ctl_ds_ctx *c, const json_t *pods, bool *invalid)
 {
     static const char smp[] = "application/strategic-merge-patch+json";
-    const json_t *selector = ctl_ds_obj(c->spec, "selector");
+    const json_t *selector = kube_obj(c->spec, "selector");
     size_t i;
     const json_t *pod;
     json_array_foreach(pods, i, pod)
     {
-        const json_t *meta = ctl_ds_obj(pod, "metadata");
-        const char *ns = ctl_ds_str(meta, "namespace");
+        const json_t *meta = kube_obj(pod, "metadata");
+        const char *ns = kube_str_or_null(meta, "namespace");
         if (ns && c->ns && strcmp(ns, c->ns) != 0) continue;
-        const json_t *ref = controller_of(pod);
-        bool matches = ctl_ds_selector_matches(selector, ctl_ds_obj(meta, "labels"), invalid);
+        const json_t *ref = kube_controller_of(pod);
+        bool matches =
+            kube_label_selector_object_matches(selector, kube_obj(meta, "labels"), invalid);
         if (*invalid) return;
-        if (ref && !ctl_ds_streq(ctl_ds_str(ref, "uid"), c->uid)) continue;
+        if (ref && !ctl_ds_streq(kube_str_or_null(ref, "uid"), c->uid)) continue;
         if (ref && matches) {
             claim(c, pod);
         } else if (ref) {
             add_pod_patch(c, pod, smp,
                           json_pack("{s:{s:[{s:s,s:s}],s:s}}", "metadata", "ownerReferences",
                                     "$patch", "delete", "uid", c->uid, "uid",
-                                    ctl_ds_str0(meta, "uid")));
-        } else if (matches && !ctl_ds_pod_deleting(pod)) {
+                                    kube_str(meta, "uid")));
+        } else if (matches && !kube_deleting(pod)) {
             add_pod_patch(c, pod, smp,
                           json_pack("{s:{s:[o],s:s}}", "metadata", "ownerReferences",
-                                    ctl_ds_controller_ref(c), "uid", ctl_ds_str0(meta, "uid")));
+                                    ctl_ds_controller_ref(c), "uid", kube_str(meta, "uid")));
             claim(c, pod);
         }
     }

@@ -6,80 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- intstr ---- */
-
-/* strconv.Atoi, which allows one sign. */
-static int atoi_strict(const char *s, long long *out)
-{
-    const char *p = s + (*s == '+' || *s == '-');
-    if (!*p || strlen(p) > 18) return -1;
-    long long v = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9') return -1;
-        v = v * 10 + (*p - '0');
-    }
-    *out = *s == '-' ? -v : v;
-    return 0;
-}
-
-int ctl_ds_scaled_value(const json_t *v, long long total, long long *out, char *why,
-                        size_t why_size)
-{
-    if (json_is_integer(v)) {
-        *out = (long long)json_integer_value(v);
-        return 0;
-    }
-    if (!json_is_string(v)) {
-        if (why) snprintf(why, why_size, "nil value for IntOrString");
-        return -1;
-    }
-    const char *s = json_string_value(v);
-    size_t len = strlen(s);
-    char number[32];
-    long long pct;
-    if (len == 0 || s[len - 1] != '%' || len >= sizeof number) {
-        if (why) snprintf(why, why_size, "invalid type: string is not a percentage");
-        return -1;
-    }
-    memcpy(number, s, len - 1);
-    number[len - 1] = '\0';
-    if (atoi_strict(number, &pct) != 0) {
-        if (why) snprintf(why, why_size, "invalid value for IntOrString: invalid value \"%s\"", s);
-        return -1;
-    }
-    /* math.Ceil(pct * total / 100); C division truncates, which is the
-     * ceiling for negative quotients. */
-    long long x = pct * total;
-    *out = x > 0 ? (x + 99) / 100 : x / 100;
-    return 0;
-}
-
-static const json_t *rolling_params(const ctl_ds_ctx *c)
-{
-    const json_t *strategy = ctl_ds_obj(c->spec, "updateStrategy");
-    if (!ctl_ds_streq(ctl_ds_str(strategy, "type"), "RollingUpdate")) return NULL;
-    return ctl_ds_obj(strategy, "rollingUpdate");
-}
-
-int ctl_ds_surge_count(const ctl_ds_ctx *c, long long n, long long *out, char *why, size_t why_size)
-{
-    const json_t *r = rolling_params(c);
-    const json_t *surge = r ? json_object_get(r, "maxSurge") : NULL;
-    *out = 0;
-    if (!surge || json_is_null(surge)) return 0;
-    return ctl_ds_scaled_value(surge, n, out, why, why_size);
-}
-
-/* UnavailableCount: 0 without rollingUpdate, an error for a missing
- * maxUnavailable (a nil IntOrString). */
-static int unavailable_count(const ctl_ds_ctx *c, long long n, long long *out, char *why,
-                             size_t why_size)
-{
-    const json_t *r = rolling_params(c);
-    *out = 0;
-    if (!r) return 0;
-    return ctl_ds_scaled_value(json_object_get(r, "maxUnavailable"), n, out, why, why_size);
-}
+#include "kube/daemonset.h"
 
 /* ---- history ---- */
 
@@ -96,19 +23,20 @@ static json_t *revision_data(const ctl_ds_ctx *c)
 
 static long long revision_of(const json_t *cr)
 {
-    return ctl_ds_int(cr, "revision");
+    return kube_int(cr, "revision");
 }
 
 static const char *revision_name(const json_t *cr)
 {
-    return ctl_ds_str0(ctl_ds_obj(cr, "metadata"), "name");
+    return kube_str(kube_obj(cr, "metadata"), "name");
 }
 
 /* The hash a revision stands for: its label, or its name as the real
  * controller would label a revision that lacks one. */
 static const char *revision_hash(const json_t *cr)
 {
-    const char *h = ctl_ds_str(ctl_ds_obj(ctl_ds_obj(cr, "metadata"), "labels"), CTL_DS_HASH_LABEL);
+    const char *h =
+        kube_str_or_null(kube_obj(kube_obj(cr, "metadata"), "labels"), CTL_DS_HASH_LABEL);
     return h ? h : revision_name(cr);
 }
 
@@ -117,31 +45,23 @@ static const char *revision_hash(const json_t *cr)
  * only matter after someone edits a revision by hand). */
 static bool owns_revision(const ctl_ds_ctx *c, const json_t *cr, bool *invalid)
 {
-    size_t i;
-    const json_t *ref, *owner = NULL;
-    const json_t *meta = ctl_ds_obj(cr, "metadata");
-    json_array_foreach(ctl_ds_arr(meta, "ownerReferences"), i, ref)
-    {
-        if (json_is_true(json_object_get(ref, "controller"))) {
-            owner = ref;
-            break;
-        }
-    }
-    if (!owner || !ctl_ds_streq(ctl_ds_str(owner, "uid"), c->uid)) return false;
-    const char *ns = ctl_ds_str(meta, "namespace");
+    const json_t *owner = kube_controller_of(cr);
+    const json_t *meta = kube_obj(cr, "metadata");
+    if (!owner || !ctl_ds_streq(kube_str_or_null(owner, "uid"), c->uid)) return false;
+    const char *ns = kube_str_or_null(meta, "namespace");
     if (ns && c->ns && strcmp(ns, c->ns) != 0) return false;
-    return ctl_ds_selector_matches(ctl_ds_obj(c->spec, "selector"), ctl_ds_obj(meta, "labels"),
-                                   invalid);
+    return kube_label_selector_object_matches(kube_obj(c->spec, "selector"),
+                                              kube_obj(meta, "labels"), invalid);
 }
 
 static json_t *new_revision(const ctl_ds_ctx *c, const char *name, const char *hash,
                             json_t *data_new, long long revision)
 {
-    const json_t *given = ctl_ds_obj(ctl_ds_obj(c->tmpl, "metadata"), "labels");
+    const json_t *given = kube_obj(kube_obj(c->tmpl, "metadata"), "labels");
     json_t *labels = given ? json_deep_copy(given) : json_object();
     /* "o" hands labels to the pack even when it fails. */
     json_t *meta = json_pack("{s:s,s:o}", "name", name, "labels", labels);
-    const json_t *ann = ctl_ds_obj(ctl_ds_obj(c->ds, "metadata"), "annotations");
+    const json_t *ann = kube_obj(kube_obj(c->ds, "metadata"), "annotations");
     if (!meta || json_object_set_new(labels, CTL_DS_HASH_LABEL, json_string(hash)) != 0 ||
         (c->ns && json_object_set_new(meta, "namespace", json_string(c->ns)) != 0) ||
         (ann && json_object_set_new(meta, "annotations", json_deep_copy(ann)) != 0) ||
@@ -171,7 +91,7 @@ static const json_t *find_revision_named(const ctl_ds_ctx *c, const char *name)
 static int plan_collision(ctl_ds_ctx *c, const char *name)
 {
     json_t *st = c->status ? json_deep_copy(c->status) : json_object();
-    long long count = ctl_ds_int(c->status, "collisionCount") + 1;
+    long long count = kube_int(c->status, "collisionCount") + 1;
     if (!st || json_object_set_new(st, "collisionCount", json_integer(count)) != 0) {
         json_decref(st);
         return -1;
@@ -215,21 +135,14 @@ static const json_t *dedup_current(ctl_ds_ctx *c, const json_t **cur, size_t n, 
     bool invalid = false;
     json_array_foreach(pods, i, pod)
     {
-        const json_t *meta = ctl_ds_obj(pod, "metadata");
-        bool ours = false;
-        size_t j;
-        const json_t *ref;
-        json_array_foreach(ctl_ds_arr(meta, "ownerReferences"), j, ref)
-        {
-            ours |= json_is_true(json_object_get(ref, "controller")) &&
-                    ctl_ds_streq(ctl_ds_str(ref, "uid"), c->uid);
-        }
-        if (!ours || !ctl_ds_selector_matches(ctl_ds_obj(c->spec, "selector"),
-                                              ctl_ds_obj(meta, "labels"), &invalid))
+        const json_t *meta = kube_obj(pod, "metadata");
+        bool ours = ctl_ds_streq(kube_str_or_null(kube_controller_of(pod), "uid"), c->uid);
+        if (!ours || !kube_label_selector_object_matches(kube_obj(c->spec, "selector"),
+                                                         kube_obj(meta, "labels"), &invalid))
             continue;
         if (ctl_ds_streq(ctl_ds_pod_label(pod, CTL_DS_HASH_LABEL), hash)) continue;
         ctl_ds_append(c, c->plan->patch_pods,
-                      json_pack("{s:s,s:s,s:{s:{s:{s:s}}}}", "name", ctl_ds_str0(meta, "name"),
+                      json_pack("{s:s,s:s,s:{s:{s:{s:s}}}}", "name", kube_str(meta, "name"),
                                 "patchType", "application/merge-patch+json", "patch", "metadata",
                                 "labels", CTL_DS_HASH_LABEL, hash));
     }
@@ -309,7 +222,7 @@ static bool hash_is_live(const ctl_ds_ctx *c, const char *hash)
     for (size_t i = 0; i < c->nclaimed; i++) {
         const json_t *pod = c->claimed[i];
         const char *h = ctl_ds_pod_label(pod, CTL_DS_HASH_LABEL);
-        if (h && *h && !strcmp(h, hash) && ctl_ds_pod_node(pod)) return true;
+        if (h && *h && !strcmp(h, hash) && kube_ds_target_node(pod)) return true;
     }
     return false;
 }
@@ -322,8 +235,8 @@ void ctl_ds_cleanup_history(ctl_ds_ctx *c)
     if (to_kill <= 0) return;
     qsort(c->old, c->nold, sizeof *c->old, by_revision);
     for (size_t i = 0; i < c->nold && to_kill > 0; i++) {
-        const char *h =
-            ctl_ds_str(ctl_ds_obj(ctl_ds_obj(c->old[i], "metadata"), "labels"), CTL_DS_HASH_LABEL);
+        const char *h = kube_str_or_null(kube_obj(kube_obj(c->old[i], "metadata"), "labels"),
+                                         CTL_DS_HASH_LABEL);
         if (h && hash_is_live(c, h)) continue;
         ctl_ds_append(c, c->plan->delete_revisions, json_string(revision_name(c->old[i])));
         to_kill--;
@@ -340,7 +253,7 @@ static bool split_node_pods(const ctl_ds_ctx *c, const ctl_ds_slot *s, const jso
     *new_pod = *old_pod = NULL;
     for (size_t i = 0; i < s->npods; i++) {
         const json_t *pod = s->pods[i];
-        if (ctl_ds_pod_deleting(pod)) continue;
+        if (kube_deleting(pod)) continue;
         const json_t **slot = ctl_ds_pod_updated(c, pod) ? new_pod : old_pod;
         if (*slot) return false;
         *slot = pod;
@@ -350,7 +263,7 @@ static bool split_node_pods(const ctl_ds_ctx *c, const ctl_ds_slot *s, const jso
 
 static const char *pod_name_of(const json_t *pod)
 {
-    return ctl_ds_str0(ctl_ds_obj(pod, "metadata"), "name");
+    return kube_str(kube_obj(pod, "metadata"), "name");
 }
 
 /* The nodes rollingUpdate walks: those with pods, and those where a pod
@@ -379,8 +292,8 @@ static void update_no_surge(ctl_ds_ctx *c, long long max_unavailable, str_list *
         if (!split_node_pods(c, s, &new_pod, &old_pod) || (!new_pod) == (!old_pod)) {
             num_unavailable++;
         } else if (new_pod) {
-            num_unavailable += !ctl_ds_pod_available(c, new_pod);
-        } else if (!ctl_ds_pod_available(c, old_pod)) {
+            num_unavailable += !kube_pod_available(new_pod, c->min_ready_seconds, c->now);
+        } else if (!kube_pod_available(old_pod, c->min_ready_seconds, c->now)) {
             allowed[nallowed++] = pod_name_of(old_pod);
             num_unavailable++;
         } else if (num_unavailable < max_unavailable) {
@@ -409,17 +322,17 @@ static int surge_node(ctl_ds_ctx *c, const ctl_ds_slot *s, long long max_surge, 
         return 0;
     }
     const json_t *counted = old_pod ? old_pod : new_pod;
-    if (counted && ctl_ds_pod_available(c, counted)) st->num_available++;
+    if (counted && kube_pod_available(counted, c->min_ready_seconds, c->now)) st->num_available++;
     if (!old_pod) return 0;
     if (new_pod) {
-        if (!ctl_ds_pod_available(c, new_pod))
+        if (!kube_pod_available(new_pod, c->min_ready_seconds, c->now))
             st->num_surge++;
         else
             st->del.v[st->del.n++] = pod_name_of(old_pod);
         return 0;
     }
     if (!s->node) return -1;
-    if (!ctl_ds_pod_available(c, old_pod)) {
+    if (!kube_pod_available(old_pod, c->min_ready_seconds, c->now)) {
         if (!s->should_run)
             st->del.v[st->del.n++] = pod_name_of(old_pod);
         else
@@ -470,20 +383,11 @@ static int update_surge(ctl_ds_ctx *c, long long max_surge, long long desired)
 
 int ctl_ds_rolling_update(ctl_ds_ctx *c)
 {
-    long long desired = 0, max_unavailable, max_surge;
+    int64_t desired = 0, max_unavailable, max_surge;
     for (size_t i = 0; i < c->nslots; i++)
         desired += c->slots[i].node && c->slots[i].should_run;
-    char why[200];
-    if (unavailable_count(c, desired, &max_unavailable, why, sizeof why) != 0) {
-        gp_error_set(c->err, NULL, 0, 0, "invalid value for MaxUnavailable: %s", why);
+    if (kube_ds_update_limits(c->spec, desired, &max_unavailable, &max_surge, c->err) != 0)
         return 1;
-    }
-    if (ctl_ds_surge_count(c, desired, &max_surge, why, sizeof why) != 0) {
-        gp_error_set(c->err, NULL, 0, 0, "invalid value for MaxSurge: %s", why);
-        return 1;
-    }
-    /* An impossible 0/0 configuration is read as maxUnavailable 1. */
-    if (desired > 0 && max_unavailable == 0 && max_surge == 0) max_unavailable = 1;
     if (max_surge > 0) return update_surge(c, max_surge, desired);
     str_list del = {calloc(2 * (c->nslots ? c->nslots : 1), sizeof *del.v), 0};
     if (!del.v) return -1;

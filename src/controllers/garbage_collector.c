@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/json.h"
+#include "kube/pod.h"
+#include "kube/time.h"
 #include "util/buf.h"
 
 #define FINALIZER_ORPHAN     "orphan"
@@ -20,30 +23,9 @@
 
 /* ---- reading objects ---- */
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-    return json_string_value(json_object_get(obj, key));
-}
-
-static const char *or_empty(const char *s)
-{
-    return s ? s : "";
-}
-
 static bool nonempty(const char *s)
 {
     return s && *s;
-}
-
-static bool str_is(const json_t *obj, const char *key, const char *want)
-{
-    const char *s = str_of(obj, key);
-    return s && strcmp(s, want) == 0;
-}
-
-static const json_t *meta(const json_t *obj)
-{
-    return json_object_get(obj, "metadata");
 }
 
 static const json_t *object_of(const json_t *entry)
@@ -52,26 +34,9 @@ static const json_t *object_of(const json_t *entry)
     return json_is_object(obj) ? obj : NULL;
 }
 
-static bool being_deleted(const json_t *obj)
-{
-    const json_t *ts = json_object_get(meta(obj), "deletionTimestamp");
-    return ts && !json_is_null(ts);
-}
-
-static bool in_list(const json_t *list, const char *value)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(list, i, v)
-    {
-        if (json_is_string(v) && strcmp(json_string_value(v), value) == 0) return true;
-    }
-    return false;
-}
-
 static bool has_finalizer(const json_t *obj, const char *finalizer)
 {
-    return in_list(json_object_get(meta(obj), "finalizers"), finalizer);
+    return kube_has_string(json_object_get(kube_obj(obj, "metadata"), "finalizers"), finalizer);
 }
 
 static void push(bool *ok, json_t *array, json_t *value)
@@ -89,11 +54,11 @@ static void put(bool *ok, json_t *obj, const char *key, json_t *value)
 /* {"op", "resource", "group", "namespace", "name", "uid"} for an entry. */
 static json_t *action(const char *op, const json_t *entry)
 {
-    const json_t *m = meta(object_of(entry));
+    const json_t *m = kube_obj(object_of(entry), "metadata");
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "op", op, "resource",
-                     or_empty(str_of(entry, "resource")), "group", or_empty(str_of(entry, "group")),
-                     "namespace", or_empty(str_of(m, "namespace")), "name",
-                     or_empty(str_of(m, "name")), "uid", or_empty(str_of(m, "uid")));
+                     kube_str(entry, "resource"), "group", kube_str(entry, "group"), "namespace",
+                     kube_str(m, "namespace"), "name", kube_str(m, "name"), "uid",
+                     kube_str(m, "uid"));
 }
 
 static void emit_delete(bool *ok, json_t *actions, const json_t *entry, const char *policy)
@@ -126,7 +91,7 @@ static void emit_drop_owners(bool *ok, json_t *actions, const json_t *entry, con
     {
         if (refs) push(ok, refs, json_pack("{s:s, s:O}", "$patch", "delete", "uid", uid));
     }
-    const char *self = or_empty(str_of(meta(object_of(entry)), "uid"));
+    const char *self = kube_str(kube_obj(object_of(entry), "metadata"), "uid");
     emit_patch(ok, actions, "patch-owner-references", entry, PATCH_STRATEGIC,
                json_pack("{s:{s:o, s:s}}", "metadata", "ownerReferences", refs, "uid", self));
 }
@@ -137,7 +102,7 @@ static void emit_drop_owners(bool *ok, json_t *actions, const json_t *entry, con
 static void emit_drop_finalizers(bool *ok, json_t *actions, const json_t *entry, const char *drop_a,
                                  const char *drop_b)
 {
-    const json_t *m = meta(object_of(entry));
+    const json_t *m = kube_obj(object_of(entry), "metadata");
     json_t *rest = json_array();
     size_t i;
     const json_t *f;
@@ -153,8 +118,8 @@ static void emit_drop_finalizers(bool *ok, json_t *actions, const json_t *entry,
         rest = json_null();
     }
     json_t *md = json_object();
-    if (md && nonempty(str_of(m, "resourceVersion")))
-        put(ok, md, "resourceVersion", json_string(str_of(m, "resourceVersion")));
+    if (md && nonempty(kube_str_or_null(m, "resourceVersion")))
+        put(ok, md, "resourceVersion", json_string(kube_str_or_null(m, "resourceVersion")));
     if (md)
         put(ok, md, "finalizers", rest);
     else
@@ -189,14 +154,14 @@ static bool index_build(ctl_gc_index *ix, const json_t *snapshot)
     const json_t *entry;
     json_array_foreach(snapshot, i, entry)
     {
-        const json_t *m = meta(object_of(entry));
-        const char *uid = str_of(m, "uid");
+        const json_t *m = kube_obj(object_of(entry), "metadata");
+        const char *uid = kube_str_or_null(m, "uid");
         if (ok && nonempty(uid)) put(&ok, ix->by_uid, uid, json_integer((json_int_t)i));
         size_t j;
         const json_t *ref;
         json_array_foreach(json_object_get(m, "ownerReferences"), j, ref)
         {
-            const char *owner = str_of(ref, "uid");
+            const char *owner = kube_str_or_null(ref, "uid");
             if (ok && nonempty(owner)) put(&ok, ix->owners, owner, json_true());
         }
     }
@@ -215,7 +180,7 @@ typedef enum { OWNER_SOLID, OWNER_DANGLING, OWNER_WAITING } owner_state;
 /* classifyReferences for one reference of `dependent`. */
 static owner_state classify(const ctl_gc_index *ix, const json_t *dependent, const json_t *ref)
 {
-    const json_t *owner = lookup(ix, str_of(ref, "uid"));
+    const json_t *owner = lookup(ix, kube_str_or_null(ref, "uid"));
     /* left out of the snapshot (an object nothing else needs, neither
      * deleted nor finalized): asked for, as the collector's isDangling
      * looks an owner up */
@@ -225,11 +190,11 @@ static owner_state classify(const ctl_gc_index *ix, const json_t *dependent, con
     /* A namespaced owner exists only for dependents of its own namespace
      * (the collector reports OwnerRefInvalidNamespace and treats it as
      * absent). */
-    const char *owner_ns = str_of(meta(owner), "namespace");
-    const char *dep_ns = str_of(meta(dependent), "namespace");
+    const char *owner_ns = kube_str_or_null(kube_obj(owner, "metadata"), "namespace");
+    const char *dep_ns = kube_str_or_null(kube_obj(dependent, "metadata"), "namespace");
     if (nonempty(owner_ns) && (!nonempty(dep_ns) || strcmp(owner_ns, dep_ns) != 0))
         return OWNER_DANGLING;
-    if (being_deleted(owner) && has_finalizer(owner, FINALIZER_FOREGROUND)) return OWNER_WAITING;
+    if (kube_deleting(owner) && has_finalizer(owner, FINALIZER_FOREGROUND)) return OWNER_WAITING;
     return OWNER_SOLID;
 }
 
@@ -238,7 +203,7 @@ static void collect_dependent(bool *ok, json_t *actions, const ctl_gc_index *ix,
                               const json_t *entry)
 {
     const json_t *obj = object_of(entry);
-    const json_t *refs = json_object_get(meta(obj), "ownerReferences");
+    const json_t *refs = json_object_get(kube_obj(obj, "metadata"), "ownerReferences");
     if (json_array_size(refs) == 0) return;
     json_t *drop = json_array();
     if (!drop) {
@@ -260,7 +225,8 @@ static void collect_dependent(bool *ok, json_t *actions, const ctl_gc_index *ix,
     }
     if (solid > 0) {
         if (json_array_size(drop) > 0) emit_drop_owners(ok, actions, entry, drop);
-    } else if (waiting > 0 && json_object_get(ix->owners, or_empty(str_of(meta(obj), "uid")))) {
+    } else if (waiting > 0 &&
+               json_object_get(ix->owners, kube_str(kube_obj(obj, "metadata"), "uid"))) {
         /* Its own dependents go first, so the owner waits for them too. */
         emit_delete(ok, actions, entry, "Foreground");
     } else if (has_finalizer(obj, FINALIZER_ORPHAN)) {
@@ -279,9 +245,9 @@ static bool names_owner(const json_t *obj, const char *uid, bool blocking)
 {
     size_t i;
     const json_t *ref;
-    json_array_foreach(json_object_get(meta(obj), "ownerReferences"), i, ref)
+    json_array_foreach(json_object_get(kube_obj(obj, "metadata"), "ownerReferences"), i, ref)
     {
-        if (str_is(ref, "uid", uid) &&
+        if (kube_str_is(ref, "uid", uid) &&
             (!blocking || json_is_true(json_object_get(ref, "blockOwnerDeletion"))))
             return true;
     }
@@ -293,7 +259,7 @@ static bool names_owner(const json_t *obj, const char *uid, bool blocking)
 static void collect_deleting(bool *ok, json_t *actions, const ctl_gc_index *ix, const json_t *entry)
 {
     const json_t *obj = object_of(entry);
-    const char *uid = str_of(meta(obj), "uid");
+    const char *uid = kube_str_or_null(kube_obj(obj, "metadata"), "uid");
     bool orphan = has_finalizer(obj, FINALIZER_ORPHAN);
     bool foreground = has_finalizer(obj, FINALIZER_FOREGROUND);
     if (!nonempty(uid) || (!orphan && !foreground)) return;
@@ -342,7 +308,7 @@ json_t *ctl_gc_collect_with(const json_t *snapshot, ctl_gc_owner_exists_fn *exis
     {
         const json_t *obj = object_of(entry);
         if (!ok || !obj) continue;
-        if (being_deleted(obj))
+        if (kube_deleting(obj))
             collect_deleting(&ok, actions, &ix, entry);
         else
             collect_dependent(&ok, actions, &ix, entry);
@@ -360,12 +326,13 @@ json_t *ctl_gc_collect_with(const json_t *snapshot, ctl_gc_owner_exists_fn *exis
  * finished; the API server removes the others at once). */
 static bool survives_delete(const json_t *entry, const json_t *obj)
 {
-    if (being_deleted(obj) || json_array_size(json_object_get(meta(obj), "finalizers")) > 0)
+    if (kube_deleting(obj) ||
+        json_array_size(json_object_get(kube_obj(obj, "metadata"), "finalizers")) > 0)
         return true;
-    if (!str_is(entry, "resource", "pods") || nonempty(str_of(entry, "group"))) return false;
-    const char *phase = str_of(json_object_get(obj, "status"), "phase");
-    bool finished = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
-    return nonempty(str_of(json_object_get(obj, "spec"), "nodeName")) && !finished;
+    if (!kube_str_is(entry, "resource", "pods") || nonempty(kube_str_or_null(entry, "group")))
+        return false;
+    return nonempty(kube_str_or_null(json_object_get(obj, "spec"), "nodeName")) &&
+           !kube_pod_terminal(obj);
 }
 
 static void count(bool *ok, json_t *counts, const char *key)
@@ -426,11 +393,11 @@ static json_t *condition_change(const json_t *ns, const ns_condition *want, cons
     const json_t *c;
     json_array_foreach(json_object_get(json_object_get(ns, "status"), "conditions"), i, c)
     {
-        if (str_is(c, "type", want->type)) have = c;
+        if (kube_str_is(c, "type", want->type)) have = c;
     }
-    bool same_status = have && str_is(have, "status", want->status);
-    if (same_status && str_is(have, "reason", want->reason) &&
-        str_is(have, "message", want->message))
+    bool same_status = have && kube_str_is(have, "status", want->status);
+    if (same_status && kube_str_is(have, "reason", want->reason) &&
+        kube_str_is(have, "message", want->message))
         return json_null();
     /* A null would delete the old time in the merge, so the key is left out. */
     if (same_status)
@@ -438,13 +405,6 @@ static json_t *condition_change(const json_t *ns, const ns_condition *want, cons
                          "reason", want->reason, "message", want->message);
     return json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", want->type, "status", want->status,
                      "lastTransitionTime", now, "reason", want->reason, "message", want->message);
-}
-
-static void format_time(time_t t, char buf[32])
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* "<prefix><summary>", or NULL when memory runs out. */
@@ -480,14 +440,14 @@ static json_t *ns_status_patch(const json_t *ns, const char *left_msg, const cha
                                   "All content-preserving finalizers finished"},
     };
     char now_s[32];
-    format_time(now, now_s);
+    kube_time_format(now, now_s);
     json_t *st = json_object(), *conds = json_array();
     bool ok = st && conds;
     for (size_t i = 0; ok && i < sizeof wanted / sizeof wanted[0]; i++) {
         json_t *c = condition_change(ns, &wanted[i], now_s);
         if (!json_is_null(c)) push(&ok, conds, c);
     }
-    if (ok && !str_is(json_object_get(ns, "status"), "phase", "Terminating"))
+    if (ok && !kube_str_is(json_object_get(ns, "status"), "phase", "Terminating"))
         put(&ok, st, "phase", json_string("Terminating"));
     if (ok && json_array_size(conds) > 0) put(&ok, st, "conditions", json_incref(conds));
     json_decref(conds);
@@ -555,9 +515,9 @@ json_t *ctl_ns_actions(const json_t *ns, const json_t *snapshot, time_t now)
 {
     json_t *actions = json_array();
     if (!actions) return NULL;
-    const char *name = str_of(meta(ns), "name");
+    const char *name = kube_str_or_null(kube_obj(ns, "metadata"), "name");
     bool deleting =
-        being_deleted(ns) || str_is(json_object_get(ns, "status"), "phase", "Terminating");
+        kube_deleting(ns) || kube_str_is(json_object_get(ns, "status"), "phase", "Terminating");
     if (!nonempty(name) || !deleting) return actions;
 
     json_t *ns_entry =
@@ -569,24 +529,23 @@ json_t *ctl_ns_actions(const json_t *ns, const json_t *snapshot, time_t now)
     json_array_foreach(snapshot, i, entry)
     {
         const json_t *obj = object_of(entry);
-        if (!ok || !obj || !str_is(meta(obj), "namespace", name)) continue;
+        if (!ok || !obj || !kube_str_is(kube_obj(obj, "metadata"), "namespace", name)) continue;
         contents++;
-        if (!being_deleted(obj)) emit_delete(&ok, actions, entry, "Background");
+        if (!kube_deleting(obj)) emit_delete(&ok, actions, entry, "Background");
         if (!survives_delete(entry, obj)) continue;
         char key[512];
-        snprintf(key, sizeof key, "%s.%s", or_empty(str_of(entry, "resource")),
-                 or_empty(str_of(entry, "group")));
+        snprintf(key, sizeof key, "%s.%s", kube_str(entry, "resource"), kube_str(entry, "group"));
         count(&ok, left, key);
         size_t j;
         const json_t *f;
-        json_array_foreach(json_object_get(meta(obj), "finalizers"), j, f)
+        json_array_foreach(json_object_get(kube_obj(obj, "metadata"), "finalizers"), j, f)
         {
             if (json_is_string(f)) count(&ok, held, json_string_value(f));
         }
     }
     if (ok) emit_ns_status(&ok, actions, ns_entry, left, held, now);
     const json_t *finalizers = json_object_get(json_object_get(ns, "spec"), "finalizers");
-    if (ok && contents == 0 && in_list(finalizers, FINALIZER_NAMESPACE)) {
+    if (ok && contents == 0 && kube_has_string(finalizers, FINALIZER_NAMESPACE)) {
         json_t *a = action("finalize", ns_entry);
         if (a) put(&ok, a, "body", finalize_body(ns));
         push(&ok, actions, a);

@@ -11,73 +11,15 @@
 #include <string.h>
 #include <sys/socket.h>
 
-/* ---- reading objects ---- */
+#include "kube/json.h"
+#include "kube/pod.h"
+#include "kube/time.h"
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-    return json_string_value(json_object_get(obj, key));
-}
+/* ---- reading objects ---- */
 
 static bool nonempty(const char *s)
 {
     return s && *s;
-}
-
-static const char *or_empty(const char *s)
-{
-    return s ? s : "";
-}
-
-static bool str_is(const json_t *obj, const char *key, const char *want)
-{
-    const char *s = str_of(obj, key);
-    return s && strcmp(s, want) == 0;
-}
-
-static const json_t *meta(const json_t *obj)
-{
-    return json_object_get(obj, "metadata");
-}
-
-static const json_t *spec(const json_t *obj)
-{
-    return json_object_get(obj, "spec");
-}
-
-static const json_t *status(const json_t *obj)
-{
-    return json_object_get(obj, "status");
-}
-
-/* status.conditions[type=type], or NULL. */
-static const json_t *condition(const json_t *obj, const char *type)
-{
-    const json_t *conds = json_object_get(status(obj), "conditions");
-    size_t i;
-    const json_t *c;
-    json_array_foreach(conds, i, c)
-    {
-        if (str_is(c, "type", type)) return c;
-    }
-    return NULL;
-}
-
-static bool condition_is(const json_t *obj, const char *type, const char *want)
-{
-    return str_is(condition(obj, type), "status", want);
-}
-
-static bool being_deleted(const json_t *obj)
-{
-    const json_t *ts = json_object_get(meta(obj), "deletionTimestamp");
-    return ts && !json_is_null(ts);
-}
-
-static void format_time(time_t t, char buf[32])
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* ---- building patches ---- */
@@ -113,7 +55,8 @@ static json_t *status_patch(json_t *st, bool ok)
 
 bool ctl_kubelet_manages(const json_t *node)
 {
-    return str_is(json_object_get(meta(node), "annotations"), CTL_KUBELET_NODE_ANNOTATION, "fake");
+    return kube_str_is(json_object_get(kube_obj(node, "metadata"), "annotations"),
+                       CTL_KUBELET_NODE_ANNOTATION, "fake");
 }
 
 typedef struct node_condition {
@@ -152,7 +95,7 @@ static json_t *init_addresses(const json_t *node, const char *ip)
     bool ok = addrs != NULL;
     if (ok && nonempty(ip))
         push(&ok, addrs, json_pack("{s:s, s:s}", "address", ip, "type", "InternalIP"));
-    const char *name = str_of(meta(node), "name");
+    const char *name = kube_str_or_null(kube_obj(node, "metadata"), "name");
     if (ok && nonempty(name))
         push(&ok, addrs, json_pack("{s:s, s:s}", "address", name, "type", "Hostname"));
     if (ok) return addrs;
@@ -178,7 +121,7 @@ static json_t *init_node_info(const json_t *info)
     json_t *out = json_object();
     bool ok = out != NULL;
     for (size_t i = 0; ok && i < sizeof fields / sizeof fields[0]; i++) {
-        const char *have = str_of(info, fields[i][0]);
+        const char *have = kube_str_or_null(info, fields[i][0]);
         put(&ok, out, fields[i][0], json_string(nonempty(have) ? have : fields[i][1]));
     }
     if (ok) return out;
@@ -193,11 +136,12 @@ static json_t *default_resources(void)
 
 json_t *ctl_kubelet_node_init(const json_t *node, const char *ip, time_t now)
 {
-    if (!ctl_kubelet_manages(node) || condition_is(node, "Ready", "True")) return NULL;
+    if (!ctl_kubelet_manages(node) || kube_str_is(kube_condition(node, "Ready"), "status", "True"))
+        return NULL;
     char now_s[32];
-    format_time(now, now_s);
-    const char *created = str_of(meta(node), "creationTimestamp");
-    const json_t *have = status(node);
+    kube_time_format(now, now_s);
+    const char *created = kube_str_or_null(kube_obj(node, "metadata"), "creationTimestamp");
+    const json_t *have = kube_obj(node, "status");
 
     json_t *st = json_object();
     bool ok = st != NULL;
@@ -221,16 +165,17 @@ json_t *ctl_kubelet_node_heartbeat(const json_t *node, time_t now)
 {
     /* kwok's stage also wants phase Running; nodes created Ready by the lab
      * may carry no phase, as real nodes do, and still need heartbeats. */
-    if (!ctl_kubelet_manages(node) || !condition_is(node, "Ready", "True")) return NULL;
+    if (!ctl_kubelet_manages(node) || !kube_str_is(kube_condition(node, "Ready"), "status", "True"))
+        return NULL;
     char now_s[32];
-    format_time(now, now_s);
+    kube_time_format(now, now_s);
     json_t *st = json_object(), *conds = json_array();
     bool ok = st && conds;
     size_t i;
     const json_t *c;
-    json_array_foreach(json_object_get(status(node), "conditions"), i, c)
+    json_array_foreach(json_object_get(kube_obj(node, "status"), "conditions"), i, c)
     {
-        const char *type = str_of(c, "type");
+        const char *type = kube_str_or_null(c, "type");
         if (ok && type)
             push(&ok, conds, json_pack("{s:s, s:s}", "type", type, "lastHeartbeatTime", now_s));
     }
@@ -248,8 +193,8 @@ static const char *const SILENT_CONDITIONS[] = {"Ready", "MemoryPressure", "Disk
 
 static json_t *silent_condition(const json_t *node, const char *type, const char *now)
 {
-    const json_t *c = condition(node, type);
-    if (c && str_is(c, "status", "Unknown")) return json_null();
+    const json_t *c = kube_condition(node, type);
+    if (c && kube_str_is(c, "status", "Unknown")) return json_null();
     if (c)
         return json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", "Unknown", "reason",
                          "NodeStatusUnknown", "message", "Kubelet stopped posting node status.",
@@ -258,7 +203,7 @@ static json_t *silent_condition(const json_t *node, const char *type, const char
                               "reason", "NodeStatusNeverUpdated", "message",
                               "Kubelet never posted node status.", "lastTransitionTime", now);
     /* The heartbeat is the creation time; a node without one gets none. */
-    const char *created = str_of(meta(node), "creationTimestamp");
+    const char *created = kube_str_or_null(kube_obj(node, "metadata"), "creationTimestamp");
     if (added && nonempty(created) &&
         json_object_set_new(added, "lastHeartbeatTime", json_string(created)) != 0) {
         json_decref(added);
@@ -270,7 +215,7 @@ static json_t *silent_condition(const json_t *node, const char *type, const char
 json_t *ctl_kubelet_node_not_ready(const json_t *node, time_t now)
 {
     char now_s[32];
-    format_time(now, now_s);
+    kube_time_format(now, now_s);
     json_t *conds = json_array();
     bool ok = conds != NULL;
     for (size_t i = 0; ok && i < sizeof SILENT_CONDITIONS / sizeof SILENT_CONDITIONS[0]; i++) {
@@ -296,24 +241,24 @@ json_t *ctl_kubelet_node_not_ready(const json_t *node, time_t now)
 /* A pod the kubelet of `node` acts on: bound to it, managed, not deleting. */
 static bool pod_on_node(const json_t *pod, const json_t *node)
 {
-    const char *bound = str_of(spec(pod), "nodeName");
-    const char *name = str_of(meta(node), "name");
+    const char *bound = kube_str_or_null(kube_obj(pod, "spec"), "nodeName");
+    const char *name = kube_str_or_null(kube_obj(node, "metadata"), "name");
     return nonempty(bound) && name && strcmp(bound, name) == 0 && ctl_kubelet_manages(node) &&
-           !being_deleted(pod);
+           !kube_deleting(pod);
 }
 
 /* The node's InternalIP, else its first address of any type, else NULL. */
 static const char *node_ip(const json_t *node)
 {
-    const json_t *addrs = json_object_get(status(node), "addresses");
+    const json_t *addrs = json_object_get(kube_obj(node, "status"), "addresses");
     size_t i;
     const json_t *a;
     json_array_foreach(addrs, i, a)
     {
-        if (str_is(a, "type", "InternalIP") && nonempty(str_of(a, "address")))
-            return str_of(a, "address");
+        if (kube_str_is(a, "type", "InternalIP") && nonempty(kube_str_or_null(a, "address")))
+            return kube_str_or_null(a, "address");
     }
-    const char *first = str_of(json_array_get(addrs, 0), "address");
+    const char *first = kube_str_or_null(json_array_get(addrs, 0), "address");
     return nonempty(first) ? first : NULL;
 }
 
@@ -367,11 +312,11 @@ static bool cidr_address(const char *cidr, unsigned index, char out[INET6_ADDRST
 static bool pod_ip(const json_t *pod, const json_t *node, const char *host_ip, unsigned index,
                    char out[INET6_ADDRSTRLEN])
 {
-    if (json_is_true(json_object_get(spec(pod), "hostNetwork")) && host_ip) {
+    if (json_is_true(json_object_get(kube_obj(pod, "spec"), "hostNetwork")) && host_ip) {
         snprintf(out, INET6_ADDRSTRLEN, "%s", host_ip);
         return true;
     }
-    const char *cidr = str_of(spec(node), "podCIDR");
+    const char *cidr = kube_str_or_null(kube_obj(node, "spec"), "podCIDR");
     if (cidr_address(cidr, index, out)) return true;
     return cidr_address(CTL_KUBELET_DEFAULT_CIDR, index, out);
 }
@@ -433,13 +378,13 @@ static char *image_id(const char *image)
 
 static void container_id(const json_t *pod, const char *container, char out[80])
 {
-    const char *uid = str_of(meta(pod), "uid");
+    const char *uid = kube_str_or_null(kube_obj(pod, "metadata"), "uid");
     char key[1024];
     if (nonempty(uid))
         snprintf(key, sizeof key, "%s/%s", uid, container);
     else
-        snprintf(key, sizeof key, "%s/%s/%s", or_empty(str_of(meta(pod), "namespace")),
-                 or_empty(str_of(meta(pod), "name")), container);
+        snprintf(key, sizeof key, "%s/%s/%s", kube_str(kube_obj(pod, "metadata"), "namespace"),
+                 kube_str(kube_obj(pod, "metadata"), "name"), container);
     char hex[65];
     derive_hex(key, hex);
     snprintf(out, 80, "containerd://%s", hex);
@@ -452,7 +397,7 @@ typedef enum { RUNS, COMPLETED } run_state;
 /* A container status in the field order the API server writes. */
 static json_t *started_status(const json_t *pod, const json_t *c, run_state how, const char *now)
 {
-    const char *name = str_of(c, "name"), *image = str_of(c, "image");
+    const char *name = kube_str_or_null(c, "name"), *image = kube_str_or_null(c, "image");
     if (!name) name = "";
     if (!image) image = "";
     char cid[80];
@@ -468,11 +413,6 @@ static json_t *started_status(const json_t *pod, const json_t *c, run_state how,
                            "imageID", iid, "containerID", cid, "started", how == RUNS);
     free(iid);
     return st;
-}
-
-static bool is_sidecar(const json_t *c)
-{
-    return str_is(c, "restartPolicy", "Always");
 }
 
 static json_t *ready_condition(const char *type, const char *now)
@@ -491,9 +431,9 @@ static json_t *ready_conditions(const json_t *pod, const char *now)
         push(&ok, conds, ready_condition(types[i], now));
     size_t i;
     const json_t *gate;
-    json_array_foreach(json_object_get(spec(pod), "readinessGates"), i, gate)
+    json_array_foreach(json_object_get(kube_obj(pod, "spec"), "readinessGates"), i, gate)
     {
-        const char *type = str_of(gate, "conditionType");
+        const char *type = kube_str_or_null(gate, "conditionType");
         if (ok && nonempty(type)) push(&ok, conds, ready_condition(type, now));
     }
     if (ok) return conds;
@@ -507,9 +447,9 @@ static json_t *ready_statuses(const json_t *pod, const char *list, bool init, co
     bool ok = out != NULL;
     size_t i;
     const json_t *c;
-    json_array_foreach(json_object_get(spec(pod), list), i, c)
+    json_array_foreach(json_object_get(kube_obj(pod, "spec"), list), i, c)
     {
-        run_state how = !init || is_sidecar(c) ? RUNS : COMPLETED;
+        run_state how = !init || kube_container_is_sidecar(c) ? RUNS : COMPLETED;
         if (ok) push(&ok, out, started_status(pod, c, how, now));
     }
     if (ok) return out;
@@ -528,9 +468,10 @@ static void put_ips(bool *ok, json_t *st, const char *field, const char *ip)
 
 json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip_index, time_t now)
 {
-    if (!pod_on_node(pod, node) || nonempty(str_of(status(pod), "podIP"))) return NULL;
+    if (!pod_on_node(pod, node) || nonempty(kube_str_or_null(kube_obj(pod, "status"), "podIP")))
+        return NULL;
     char now_s[32], ip[INET6_ADDRSTRLEN];
-    format_time(now, now_s);
+    kube_time_format(now, now_s);
     const char *host = node_ip(node);
     if (!pod_ip(pod, node, host, ip_index, ip)) return NULL;
 
@@ -538,7 +479,7 @@ json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip
     bool ok = st != NULL;
     if (ok) put(&ok, st, "conditions", ready_conditions(pod, now_s));
     if (ok) put(&ok, st, "containerStatuses", ready_statuses(pod, "containers", false, now_s));
-    if (ok && json_array_size(json_object_get(spec(pod), "initContainers")) > 0)
+    if (ok && json_array_size(json_object_get(kube_obj(pod, "spec"), "initContainers")) > 0)
         put(&ok, st, "initContainerStatuses", ready_statuses(pod, "initContainers", true, now_s));
     if (ok && host) put_ips(&ok, st, "hostIP", host);
     if (ok) put_ips(&ok, st, "podIP", ip);
@@ -548,17 +489,6 @@ json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip
 }
 
 /* ---- pods: a sandbox that cannot be created ---- */
-
-static bool has_handler(const json_t *handlers, const char *handler)
-{
-    size_t i;
-    const json_t *h;
-    json_array_foreach(handlers, i, h)
-    {
-        if (str_is(h, "name", handler)) return true;
-    }
-    return false;
-}
 
 /* Go's fmt "%s" of a []string: "[a b]". The caller frees the result. */
 static char *go_string_list(const json_t *names)
@@ -587,8 +517,8 @@ static void add_names(bool *ok, json_t *names, const json_t *containers, bool si
     const json_t *c;
     json_array_foreach(containers, i, c)
     {
-        if (!sidecars_only || is_sidecar(c))
-            push(ok, names, json_string(or_empty(str_of(c, "name"))));
+        if (!sidecars_only || kube_container_is_sidecar(c))
+            push(ok, names, json_string(kube_str(c, "name")));
     }
 }
 
@@ -599,9 +529,10 @@ static char *stuck_names(const json_t *pod, bool init)
 {
     json_t *names = json_array();
     bool ok = names != NULL;
-    const json_t *inits = json_object_get(spec(pod), "initContainers");
+    const json_t *inits = json_object_get(kube_obj(pod, "spec"), "initContainers");
     if (ok) add_names(&ok, names, inits, !init);
-    if (ok && !init) add_names(&ok, names, json_object_get(spec(pod), "containers"), false);
+    if (ok && !init)
+        add_names(&ok, names, json_object_get(kube_obj(pod, "spec"), "containers"), false);
     char *out = ok ? go_string_list(names) : NULL;
     json_decref(names);
     return out;
@@ -657,9 +588,9 @@ static json_t *waiting_statuses(const json_t *pod, const char *list, const char 
     bool ok = out != NULL;
     size_t i;
     const json_t *c;
-    json_array_foreach(json_object_get(spec(pod), list), i, c)
+    json_array_foreach(json_object_get(kube_obj(pod, "spec"), list), i, c)
     {
-        const char *name = str_of(c, "name"), *image = str_of(c, "image");
+        const char *name = kube_str_or_null(c, "name"), *image = kube_str_or_null(c, "image");
         if (ok)
             push(&ok, out,
                  json_pack("{s:s, s:{s:{s:s}}, s:{}, s:b, s:i, s:s, s:s, s:b}", "name",
@@ -674,7 +605,7 @@ static json_t *waiting_statuses(const json_t *pod, const char *list, const char 
 
 static json_t *stuck_status(const json_t *pod, const json_t *node, const char *now)
 {
-    bool has_init = json_array_size(json_object_get(spec(pod), "initContainers")) > 0;
+    bool has_init = json_array_size(json_object_get(kube_obj(pod, "spec"), "initContainers")) > 0;
     const char *host = node_ip(node);
     json_t *st = json_object();
     bool ok = st != NULL;
@@ -695,9 +626,9 @@ static json_t *stuck_status(const json_t *pod, const json_t *node, const char *n
 /* The pod shows the failure already: the kubelet retries, the status holds. */
 static bool shows_stuck(const json_t *pod)
 {
-    return condition_is(pod, "PodReadyToStartContainers", "False") &&
-           json_array_size(json_object_get(status(pod), "containerStatuses")) ==
-               json_array_size(json_object_get(spec(pod), "containers"));
+    return kube_str_is(kube_condition(pod, "PodReadyToStartContainers"), "status", "False") &&
+           json_array_size(json_object_get(kube_obj(pod, "status"), "containerStatuses")) ==
+               json_array_size(json_object_get(kube_obj(pod, "spec"), "containers"));
 }
 
 json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
@@ -706,13 +637,16 @@ json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
     if (event_note) *event_note = NULL;
     /* A pod with an address has its sandbox: losing the handler later (a
      * containerd restart) does not stop it. */
-    if (!runtimeclass || !pod_on_node(pod, node) || nonempty(str_of(status(pod), "podIP")))
+    if (!runtimeclass || !pod_on_node(pod, node) ||
+        nonempty(kube_str_or_null(kube_obj(pod, "status"), "podIP")))
         return NULL;
-    const char *name = str_of(spec(pod), "runtimeClassName");
-    const char *handler = str_of(runtimeclass, "handler");
-    if (!nonempty(name) || !str_is(meta(runtimeclass), "name", name) || !handler) return NULL;
-    const json_t *handlers = json_object_get(status(node), "runtimeHandlers");
-    if (!json_is_array(handlers) || has_handler(handlers, handler)) return NULL;
+    const char *name = kube_str_or_null(kube_obj(pod, "spec"), "runtimeClassName");
+    const char *handler = kube_str_or_null(runtimeclass, "handler");
+    if (!nonempty(name) || !kube_str_is(kube_obj(runtimeclass, "metadata"), "name", name) ||
+        !handler)
+        return NULL;
+    const json_t *handlers = json_object_get(kube_obj(node, "status"), "runtimeHandlers");
+    if (!json_is_array(handlers) || kube_find(handlers, "name", handler)) return NULL;
 
     /* Handlers are DNS labels (RuntimeClass validation), so Go's %q is the
      * name between plain double quotes. */
@@ -724,7 +658,7 @@ json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
     snprintf(note, size, fmt, handler);
 
     char now_s[32];
-    format_time(now, now_s);
+    kube_time_format(now, now_s);
     json_t *patch = shows_stuck(pod) ? json_object() : stuck_status(pod, node, now_s);
     if (!patch) {
         free(note);
@@ -741,11 +675,11 @@ json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
 
 bool ctl_kubelet_should_finish_delete(const json_t *pod)
 {
-    return being_deleted(pod) && nonempty(str_of(spec(pod), "nodeName"));
+    return kube_deleting(pod) && nonempty(kube_str_or_null(kube_obj(pod, "spec"), "nodeName"));
 }
 
 json_t *ctl_kubelet_pod_finalizers_patch(const json_t *pod)
 {
-    if (json_array_size(json_object_get(meta(pod), "finalizers")) == 0) return NULL;
+    if (json_array_size(json_object_get(kube_obj(pod, "metadata"), "finalizers")) == 0) return NULL;
     return json_pack("{s:{s:n}}", "metadata", "finalizers");
 }

@@ -10,7 +10,7 @@
 #include "controllers/daemonset.h"
 #include "controllers/garbage_collector_internal.h"
 #include "controllers/kubelet_internal.h"
-#include "apiserver/table.h"
+#include "kube/time.h"
 #include "util/hash.h"
 
 /* kwok re-stamps node heartbeats every 20 s plus up to 25 s of jitter. */
@@ -118,7 +118,9 @@ static int send_tracked(ctl_loop *c, ctl_wq_write *w, const char *resource, cons
 {
     if (!w) return 0;
     char key[600];
-    inflight_key(key, sizeof key, resource, meta(obj, "namespace"), meta(obj, "name"));
+    inflight_key(key, sizeof key, resource,
+                 kube_str_or_null(kube_obj(obj, "metadata"), "namespace"),
+                 kube_str_or_null(kube_obj(obj, "metadata"), "name"));
     ctl_inflight_add(c->inflight, key, rv_of(obj), node, ip);
     ctl_wq_write_notify(w, write_done, c, key);
     ctl_wq_push(c->wq, w);
@@ -161,12 +163,14 @@ static ctl_wq_write *event_write(ctl_loop *c, const json_t *obj, const char *kin
                                  const char *message, const char *component, time_t now, bool *sent)
 {
     *sent = false;
-    const char *ns = meta(obj, "namespace"), *name = meta(obj, "name"), *uid = meta(obj, "uid");
+    const char *ns = kube_str_or_null(kube_obj(obj, "metadata"), "namespace"),
+               *name = kube_str_or_null(kube_obj(obj, "metadata"), "name"),
+               *uid = kube_str_or_null(kube_obj(obj, "metadata"), "uid");
     if (!name) return NULL;
     const char *event_ns = ns && *ns ? ns : "default";
     char key[512], when[32], path[700];
     snprintf(key, sizeof key, "%s|%s|%s|%.200s", uid ? uid : name, reason, component, message);
-    as_format_time(now, when);
+    kube_time_format(now, when);
     json_t *at = json_object_get(c->event_index, key);
     if (at) {
         event_memo *m = &c->events[json_integer_value(at)];
@@ -191,7 +195,7 @@ static ctl_wq_write *event_write(ctl_loop *c, const json_t *obj, const char *kin
         json_pack("{s:s, s:s, s:s}", "kind", kind, "name", name, "apiVersion", api_version);
     if (ns && *ns) json_object_set_new(involved, "namespace", json_string(ns));
     if (uid) json_object_set_new(involved, "uid", json_string(uid));
-    const char *rv = meta(obj, "resourceVersion");
+    const char *rv = kube_str_or_null(kube_obj(obj, "metadata"), "resourceVersion");
     if (rv) json_object_set_new(involved, "resourceVersion", json_string(rv));
     json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, "
                            "s:s, s:s}",
@@ -234,7 +238,7 @@ static const json_t *find_by_name(const json_t *list, const char *name)
     json_t *o;
     json_array_foreach(list, i, o)
     {
-        const char *n = meta(o, "name");
+        const char *n = kube_str_or_null(kube_obj(o, "metadata"), "name");
         if (n && name && strcmp(n, name) == 0) return o;
     }
     return NULL;
@@ -270,9 +274,9 @@ static const json_t *lease_of(const snapshot *s, const char *node)
  * heartbeat; kubectl describe node shows it. */
 static int renew_lease(ctl_loop *c, const snapshot *s, const json_t *node, time_t now)
 {
-    const char *name = meta(node, "name");
+    const char *name = kube_str_or_null(kube_obj(node, "metadata"), "name");
     char when[40], path[400];
-    as_format_time(now, when);
+    kube_time_format(now, when);
     /* MicroTime: six decimals */
     snprintf(when + strlen(when) - 1, sizeof when - strlen(when) + 1, ".000000Z");
     if (lease_of(s, name)) {
@@ -288,8 +292,8 @@ static int renew_lease(ctl_loop *c, const snapshot *s, const json_t *node, time_
         json_pack("{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}, s:{s:s, s:i, s:s}}",
                   "apiVersion", "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name,
                   "namespace", "kube-node-lease", "ownerReferences", "apiVersion", "v1", "kind",
-                  "Node", "name", name, "uid", meta(node, "uid"), "spec", "holderIdentity", name,
-                  "leaseDurationSeconds", 40, "renewTime", when);
+                  "Node", "name", name, "uid", kube_str_or_null(kube_obj(node, "metadata"), "uid"),
+                  "spec", "holderIdentity", name, "leaseDurationSeconds", 40, "renewTime", when);
     int w = send(c, "POST", path, NULL, NULL, lease, NULL);
     json_decref(lease);
     return w;
@@ -322,7 +326,8 @@ static int kubelet_nodes(ctl_loop *c, const snapshot *s, time_t now)
             writes += renew_lease(c, s, node, now);
         if (!patch) continue;
         char path[400];
-        object_path(path, sizeof path, "", "nodes", NULL, meta(node, "name"), "status");
+        object_path(path, sizeof path, "", "nodes", NULL,
+                    kube_str_or_null(kube_obj(node, "metadata"), "name"), "status");
         writes += send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "nodes", node,
                                NULL, NULL);
     }
@@ -334,14 +339,14 @@ static int kubelet_nodes(ctl_loop *c, const snapshot *s, time_t now)
 static json_t *ready_patch(ctl_loop *c, const json_t *pod, const json_t *node, snapshot *s,
                            time_t now)
 {
-    const char *name = meta(node, "name");
+    const char *name = kube_str_or_null(kube_obj(node, "metadata"), "name");
     json_t *ips = ctl_pod_ips(c, s);
     json_t *used = json_object_get(ips, name);
     if (!used) json_object_set_new(ips, name, used = json_object());
     for (unsigned index = 0; index < 4096; index++) {
         json_t *patch = ctl_kubelet_pod_ready(pod, node, index, now);
         if (!patch) return NULL;
-        const char *ip = str_at(patch, "status", "podIP");
+        const char *ip = kube_str_or_null(kube_get(patch, "status"), "podIP");
         if (!ip || !json_object_get(used, ip)) {
             if (ip) json_object_set_new(used, ip, json_true());
             return patch;
@@ -353,7 +358,7 @@ static json_t *ready_patch(ctl_loop *c, const json_t *pod, const json_t *node, s
 
 static const json_t *runtime_class_of(const snapshot *s, const json_t *pod)
 {
-    const char *rc = str_at(pod, "spec", "runtimeClassName");
+    const char *rc = kube_str_or_null(kube_get(pod, "spec"), "runtimeClassName");
     return rc ? find_by_name(s->runtimeclasses, rc) : NULL;
 }
 
@@ -372,10 +377,11 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
         const char *node_name = p->node;
         const json_t *node = node_named(s, node_name);
         if (!node || !ctl_kubelet_manages(node)) continue;
-        const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
+        const char *ns = kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
+                   *name = kube_str_or_null(kube_obj(pod, "metadata"), "name");
         char path[600];
         object_path(path, sizeof path, "", "pods", ns, name, NULL);
-        if (meta(pod, "deletionTimestamp")) {
+        if (kube_deleting(pod)) {
             if (!ctl_kubelet_should_finish_delete(pod)) continue;
             json_t *fin = ctl_kubelet_pod_finalizers_patch(pod);
             ctl_wq_write *del =
@@ -414,7 +420,7 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
         if (!patch) continue;
         char spath[620], given[64];
         snprintf(spath, sizeof spath, "%s/status", path);
-        const char *addr = str_at(patch, "status", "podIP");
+        const char *addr = kube_str_or_null(kube_get(patch, "status"), "podIP");
         snprintf(given, sizeof given, "%s", addr ? addr : "");
         writes += send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, SMP, patch), "pods", pod,
                                addr ? node_name : NULL, addr ? given : NULL);
@@ -492,7 +498,7 @@ static void free_view(node_view *v)
 static const json_t *scheduled_condition(const json_t *pod)
 {
     const json_t *conds = json_object_get(json_object_get(pod, "status"), "conditions");
-    return element_where(conds, "type", "PodScheduled");
+    return kube_find(conds, "type", "PodScheduled");
 }
 
 /* handleSchedulingFailure: the condition only when it changed, the event
@@ -500,7 +506,7 @@ static const json_t *scheduled_condition(const json_t *pod)
 static int schedule_failed(ctl_loop *c, const json_t *pod, const ctl_sched_result *r, time_t now)
 {
     char when[32], path[600];
-    as_format_time(now, when);
+    kube_time_format(now, when);
     json_t *cond = r->error ? ctl_sched_error_condition(r->message, when)
                             : ctl_sched_unschedulable_condition(r->message, when);
     const json_t *old = scheduled_condition(pod);
@@ -514,8 +520,9 @@ static int schedule_failed(ctl_loop *c, const json_t *pod, const ctl_sched_resul
         if (old && json_equal(old_status, json_object_get(cond, "status")))
             json_object_set(cond, "lastTransitionTime", json_object_get(old, "lastTransitionTime"));
         json_t *patch = json_pack("{s:{s:[O]}}", "status", "conditions", cond);
-        object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"),
-                    "status");
+        object_path(path, sizeof path, "", "pods",
+                    kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
+                    kube_str_or_null(kube_obj(pod, "metadata"), "name"), "status");
         writes += send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "pods", pod,
                                NULL, NULL);
     }
@@ -530,11 +537,13 @@ static int schedule_failed(ctl_loop *c, const json_t *pod, const ctl_sched_resul
 static int bind(ctl_loop *c, const json_t *pod, const char *node, time_t now)
 {
     char path[600], message[800];
-    const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
+    const char *ns = kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
+               *name = kube_str_or_null(kube_obj(pod, "metadata"), "name");
     object_path(path, sizeof path, "", "pods", ns, name, "binding");
     json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
                           "Binding", "metadata", "name", name, "namespace", ns, "uid",
-                          meta(pod, "uid"), "target", "kind", "Node", "name", node);
+                          kube_str_or_null(kube_obj(pod, "metadata"), "uid"), "target", "kind",
+                          "Node", "name", node);
     ctl_wq_write *w = ctl_wq_write_new("POST", path, NULL, NULL, b);
     if (!w) return 0;
     /* the Scheduled event once the binding has succeeded */
@@ -550,14 +559,18 @@ static int preempt(ctl_loop *c, const json_t *pod, const ctl_sched_result *r, co
 {
     char path[600];
     int writes = 0;
-    json_t *patch = json_pack("{s:{s:s}}", "status", "nominatedNodeName",
-                              meta(v->nodes[r->nominated].node, "name"));
-    object_path(path, sizeof path, "", "pods", meta(pod, "namespace"), meta(pod, "name"), "status");
+    json_t *patch =
+        json_pack("{s:{s:s}}", "status", "nominatedNodeName",
+                  kube_str_or_null(kube_obj(v->nodes[r->nominated].node, "metadata"), "name"));
+    object_path(path, sizeof path, "", "pods",
+                kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
+                kube_str_or_null(kube_obj(pod, "metadata"), "name"), "status");
     writes +=
         send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "pods", pod, NULL, NULL);
     for (size_t i = 0; i < r->victim_count; i++) {
-        object_path(path, sizeof path, "", "pods", meta(r->victims[i], "namespace"),
-                    meta(r->victims[i], "name"), NULL);
+        object_path(path, sizeof path, "", "pods",
+                    kube_str_or_null(kube_obj(r->victims[i], "metadata"), "namespace"),
+                    kube_str_or_null(kube_obj(r->victims[i], "metadata"), "name"), NULL);
         writes += send(c, "DELETE", path, NULL, NULL, NULL, NULL);
     }
     return writes;
@@ -606,7 +619,9 @@ static int schedule(ctl_loop *c, const snapshot *s, time_t now)
             writes += schedule_failed(c, pod, &r, now);
             json_object_set_new(failed, uid, json_integer(fingerprint));
         } else if (r.chosen >= 0) {
-            int w = bind(c, pod, meta(v.nodes[r.chosen].node, "name"), now);
+            int w =
+                bind(c, pod, kube_str_or_null(kube_obj(v.nodes[r.chosen].node, "metadata"), "name"),
+                     now);
             writes += w;
             binds += w > 0;
             /* assumed on its node for the pods after it in this pass */
@@ -634,7 +649,7 @@ static json_t *in_namespace(const json_t *list, const char *ns)
     json_t *o;
     json_array_foreach(list, i, o)
     {
-        const char *n = meta(o, "namespace");
+        const char *n = kube_str_or_null(kube_obj(o, "metadata"), "namespace");
         if (n && ns && strcmp(n, ns) == 0) json_array_append(out, o);
     }
     return out;
@@ -644,14 +659,15 @@ static json_t *in_namespace(const json_t *list, const char *ns)
 static int ds_event(ctl_loop *c, const json_t *ds, const json_t *ev, const char *suffix, time_t now)
 {
     char message[800];
-    snprintf(message, sizeof message, "%s%s", str_at(ev, "message", NULL), suffix ? suffix : "");
-    return record_event(c, ds, "DaemonSet", "apps/v1", str_at(ev, "type", NULL),
-                        str_at(ev, "reason", NULL), message, "daemonset-controller", now);
+    snprintf(message, sizeof message, "%s%s", kube_str_or_null(ev, "message"),
+             suffix ? suffix : "");
+    return record_event(c, ds, "DaemonSet", "apps/v1", kube_str_or_null(ev, "type"),
+                        kube_str_or_null(ev, "reason"), message, "daemonset-controller", now);
 }
 
 static int apply_plan(ctl_loop *c, const json_t *ds, ctl_ds_plan *p, time_t now)
 {
-    const char *ns = meta(ds, "namespace");
+    const char *ns = kube_str_or_null(kube_obj(ds, "metadata"), "namespace");
     char path[600];
     int writes = 0;
     size_t i, next_event = 0;
@@ -661,16 +677,16 @@ static int apply_plan(ctl_loop *c, const json_t *ds, ctl_ds_plan *p, time_t now)
         send(c, "POST", path, NULL, NULL, o, NULL);
     json_array_foreach(p->update_revisions, i, o)
     {
-        object_path(path, sizeof path, "apps", "controllerrevisions", ns, str_at(o, "name", NULL),
-                    NULL);
+        object_path(path, sizeof path, "apps", "controllerrevisions", ns,
+                    kube_str_or_null(o, "name"), NULL);
         json_t *patch = json_pack("{s:O}", "revision", json_object_get(o, "revision"));
         writes += send(c, "PATCH", path, NULL, MERGE, patch, NULL);
         json_decref(patch);
     }
     json_array_foreach(p->patch_pods, i, o)
     {
-        object_path(path, sizeof path, "", "pods", ns, str_at(o, "name", NULL), NULL);
-        writes += send(c, "PATCH", path, NULL, str_at(o, "patchType", NULL),
+        object_path(path, sizeof path, "", "pods", ns, kube_str_or_null(o, "name"), NULL);
+        writes += send(c, "PATCH", path, NULL, kube_str_or_null(o, "patchType"),
                        json_object_get(o, "patch"), NULL);
     }
     object_path(path, sizeof path, "", "pods", ns, NULL, NULL);
@@ -681,7 +697,8 @@ static int apply_plan(ctl_loop *c, const json_t *ds, ctl_ds_plan *p, time_t now)
         writes += ok;
         const json_t *ev = json_array_get(p->events, next_event++);
         if (ok)
-            writes += ds_event(c, ds, ev, meta(created, "name"), now);
+            writes +=
+                ds_event(c, ds, ev, kube_str_or_null(kube_obj(created, "metadata"), "name"), now);
         else {
             char msg[700];
             snprintf(msg, sizeof msg, "Error creating: %s",
@@ -712,7 +729,8 @@ static int apply_plan(ctl_loop *c, const json_t *ds, ctl_ds_plan *p, time_t now)
          * that are 0, and a merge patch would keep their old values. The
          * object's resourceVersion makes it conditional; on a conflict the
          * next pass computes it again. */
-        object_path(path, sizeof path, "apps", "daemonsets", ns, meta(ds, "name"), "status");
+        object_path(path, sizeof path, "apps", "daemonsets", ns,
+                    kube_str_or_null(kube_obj(ds, "metadata"), "name"), "status");
         json_t *body = json_deep_copy(ds);
         json_object_set(body, "status", p->status);
         writes += send(c, "PUT", path, NULL, NULL, body, NULL);
@@ -728,8 +746,8 @@ static int daemonsets(ctl_loop *c, const snapshot *s, time_t now)
     json_t *ds;
     json_array_foreach(s->daemonsets, i, ds)
     {
-        if (meta(ds, "deletionTimestamp")) continue;
-        const char *ns = meta(ds, "namespace");
+        if (kube_deleting(ds)) continue;
+        const char *ns = kube_str_or_null(kube_obj(ds, "metadata"), "namespace");
         json_t *pods = in_namespace(s->pods, ns), *revs = in_namespace(s->revisions, ns);
         ctl_ds_plan plan;
         gp_error err = {0};
@@ -754,16 +772,17 @@ static int run_actions(ctl_loop *c, json_t *actions)
     json_t *a;
     json_array_foreach(actions, i, a)
     {
-        const char *op = str_at(a, "op", NULL);
+        const char *op = kube_str_or_null(a, "op");
         char path[700];
-        object_path(path, sizeof path, str_at(a, "group", NULL), str_at(a, "resource", NULL),
-                    str_at(a, "namespace", NULL), str_at(a, "name", NULL), NULL);
+        object_path(path, sizeof path, kube_str_or_null(a, "group"),
+                    kube_str_or_null(a, "resource"), kube_str_or_null(a, "namespace"),
+                    kube_str_or_null(a, "name"), NULL);
         if (!op) continue;
         if (strcmp(op, "delete") == 0) {
-            const char *policy = str_at(a, "propagationPolicy", NULL);
+            const char *policy = kube_str_or_null(a, "propagationPolicy");
             json_t *opts = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
                                      "propagationPolicy", policy ? policy : "Background");
-            const char *uid = str_at(a, "uid", NULL);
+            const char *uid = kube_str_or_null(a, "uid");
             if (uid) json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
             writes += send(c, "DELETE", path, NULL, NULL, opts, NULL);
             json_decref(opts);
@@ -775,7 +794,7 @@ static int run_actions(ctl_loop *c, json_t *actions)
             bool status = strcmp(op, "patch-status") == 0;
             char ppath[720];
             snprintf(ppath, sizeof ppath, "%s%s", path, status ? "/status" : "");
-            writes += send(c, "PATCH", ppath, NULL, str_at(a, "patchType", NULL),
+            writes += send(c, "PATCH", ppath, NULL, kube_str_or_null(a, "patchType"),
                            json_object_get(a, "patch"), NULL);
         }
     }
@@ -788,8 +807,9 @@ static int run_actions(ctl_loop *c, json_t *actions)
 static bool owner_exists(void *ud, const json_t *dependent, const json_t *ref)
 {
     ctl_loop *c = ud;
-    const char *kind = str_at(ref, "kind", NULL), *name = str_at(ref, "name", NULL);
-    const char *uid = str_at(ref, "uid", NULL), *api_version = str_at(ref, "apiVersion", NULL);
+    const char *kind = kube_str_or_null(ref, "kind"), *name = kube_str_or_null(ref, "name");
+    const char *uid = kube_str_or_null(ref, "uid"),
+               *api_version = kube_str_or_null(ref, "apiVersion");
     if (!kind || !name || !uid || !api_version) return false;
     const char *slash = strchr(api_version, '/');
     size_t count;
@@ -802,14 +822,15 @@ static bool owner_exists(void *ud, const json_t *dependent, const json_t *ref)
         if (same_group && strcmp(all[i].kind, kind) == 0) r = &all[i];
     }
     if (!r) return false;
-    const char *ns = r->namespaced ? meta(dependent, "namespace") : NULL;
+    const char *ns =
+        r->namespaced ? kube_str_or_null(kube_obj(dependent, "metadata"), "namespace") : NULL;
     as_store_lock(c->api->store);
     const as_object *o = as_store_get(c->api->store, r, ns, name);
     as_blob *index = o ? as_blob_ref(o->index) : NULL;
     as_store_unlock(c->api->store);
     json_t *idx = as_index_parse(index);
     as_blob_unref(index);
-    const char *have = meta(idx, "uid");
+    const char *have = kube_str_or_null(kube_obj(idx, "metadata"), "uid");
     bool same = have && strcmp(have, uid) == 0;
     json_decref(idx);
     return same;

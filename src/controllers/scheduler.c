@@ -20,8 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/intstr.h"
+#include "kube/json.h"
+#include "kube/node_affinity.h"
+#include "kube/pod.h"
+#include "kube/pod_requests.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
+#include "kube/taints.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -54,242 +60,11 @@ static int oom(gp_error *err)
     return -1;
 }
 
-/* ---- JSON access ---------------------------------------------------------- */
-
-static const json_t *get(const json_t *obj, const char *key)
-{
-    return json_is_object(obj) ? json_object_get(obj, key) : NULL;
-}
-
-static const json_t *get2(const json_t *obj, const char *a, const char *b)
-{
-    return get(get(obj, a), b);
-}
-
-/* The string at key, or "" when it is missing or not a string: the Go
- * structs read an absent string field as "". */
-static const char *str(const json_t *obj, const char *key)
-{
-    const json_t *v = get(obj, key);
-    return json_is_string(v) ? json_string_value(v) : "";
-}
+/* ---- reading ---------------------------------------------------------------- */
 
 static bool has_prefix(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* strconv.ParseInt(s, 10, 64): an optional sign, then only digits. */
-static bool parse_int64(const char *s, int64_t *out)
-{
-    bool neg = *s == '-';
-    if (*s == '-' || *s == '+') s++;
-    if (!*s) return false;
-    uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9') return false;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (limit - d) / 10) return false;
-        v = v * 10 + d;
-    }
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
-/* ---- exact resource lists (v1.ResourceList) ------------------------------- */
-
-typedef struct qentry {
-    const char *name; /* borrowed from the pod or node object */
-    kube_quantity q;
-} qentry;
-
-typedef struct qlist {
-    qentry *v;
-    size_t n, cap;
-} qlist;
-
-static void qlist_free(qlist *l)
-{
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-static qentry *qlist_find(const qlist *l, const char *name)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].name, name) == 0) return &l->v[i];
-    return NULL;
-}
-
-static int qlist_append(qlist *l, const char *name, const kube_quantity *q, gp_error *err)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        qentry *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return oom(err);
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n].name = name;
-    l->v[l->n].q = *q;
-    l->n++;
-    return 0;
-}
-
-/* addResourceList for one entry. */
-static int qlist_add(qlist *l, const char *name, const kube_quantity *q, gp_error *err)
-{
-    qentry *e = qlist_find(l, name);
-    if (!e) return qlist_append(l, name, q, err);
-    return kube_quantity_add(&e->q, q, &e->q, err);
-}
-
-/* maxResourceList for one entry. */
-static int qlist_max(qlist *l, const char *name, const kube_quantity *q, gp_error *err)
-{
-    qentry *e = qlist_find(l, name);
-    if (!e) return qlist_append(l, name, q, err);
-    if (kube_quantity_cmp(q, &e->q) > 0) e->q = *q;
-    return 0;
-}
-
-static int qlist_add_all(qlist *dst, const qlist *src, gp_error *err)
-{
-    for (size_t i = 0; i < src->n; i++)
-        if (qlist_add(dst, src->v[i].name, &src->v[i].q, err) < 0) return -1;
-    return 0;
-}
-
-static int qlist_max_all(qlist *dst, const qlist *src, gp_error *err)
-{
-    for (size_t i = 0; i < src->n; i++)
-        if (qlist_max(dst, src->v[i].name, &src->v[i].q, err) < 0) return -1;
-    return 0;
-}
-
-/* Quantity.UnmarshalJSON also takes a bare JSON number; anything else is
- * handed to the parser as its JSON text, so the error names what was there. */
-static int parse_quantity(const json_t *v, kube_quantity *q, gp_error *err)
-{
-    if (json_is_string(v)) return kube_quantity_parse(json_string_value(v), q, err);
-    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-    if (!text) return oom(err);
-    int rc = kube_quantity_parse(text, q, err);
-    free(text);
-    return rc;
-}
-
-/* Reads a ResourceList object (requests, overhead, allocatable) into l. */
-static int parse_resource_list(const json_t *obj, qlist *l, gp_error *err)
-{
-    const char *name;
-    json_t *v;
-    /* The foreach macro wants a mutable object; it only reads it. */
-    json_object_foreach((json_t *)obj, name, v)
-    {
-        kube_quantity q;
-        if (parse_quantity(v, &q, err) < 0 || qlist_add(l, name, &q, err) < 0) return -1;
-    }
-    return 0;
-}
-
-/* The defaults scoring puts in place of a missing cpu or memory request
- * (NonMissingContainerRequests). */
-typedef struct nonzero_defaults {
-    kube_quantity cpu, memory;
-} nonzero_defaults;
-
-/* One container's requests; with `nz`, a missing cpu or memory request reads
- * as the scoring default (applyNonMissing). */
-static int container_requests(const json_t *c, const nonzero_defaults *nz, qlist *l, gp_error *err)
-{
-    if (parse_resource_list(get2(c, "resources", "requests"), l, err) < 0) return -1;
-    /* A limit without a request is the request: the API server's defaulting
-     * writes it so for every stored pod, and snapshots made by hand (or by
-     * tools that skip defaulting) may lack it. */
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *)get2(c, "resources", "limits"), name, v)
-    {
-        kube_quantity q;
-        if (qlist_find(l, name)) continue;
-        if (parse_quantity(v, &q, err) < 0 || qlist_append(l, name, &q, err) < 0) return -1;
-    }
-    if (!nz) return 0;
-    if (!qlist_find(l, "cpu") && qlist_append(l, "cpu", &nz->cpu, err) < 0) return -1;
-    if (!qlist_find(l, "memory") && qlist_append(l, "memory", &nz->memory, err) < 0) return -1;
-    return 0;
-}
-
-static bool is_sidecar(const json_t *c)
-{
-    return strcmp(str(c, "restartPolicy"), "Always") == 0;
-}
-
-/* Init containers raise the floor (AggregateContainerRequests): init
- * container i needs its own requests plus every sidecar started before it;
- * sidecars also run beside the regular containers, so they add to `reqs`. */
-static int init_floor(const json_t *inits, const nonzero_defaults *nz, qlist *reqs, qlist *floor,
-                      gp_error *err)
-{
-    qlist sidecars = {0}, one = {0};
-    int rc = 0;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(inits, i, c)
-    {
-        one.n = 0;
-        rc = container_requests(c, nz, &one, err);
-        if (rc == 0 && is_sidecar(c)) {
-            rc = qlist_add_all(reqs, &one, err);
-            if (rc == 0) rc = qlist_add_all(&sidecars, &one, err);
-            if (rc == 0) rc = qlist_max_all(floor, &sidecars, err);
-        } else if (rc == 0) {
-            rc = qlist_add_all(&one, &sidecars, err);
-            if (rc == 0) rc = qlist_max_all(floor, &one, err);
-        }
-        if (rc < 0) break;
-    }
-    qlist_free(&sidecars);
-    qlist_free(&one);
-    return rc;
-}
-
-/* resourcehelper.PodRequests: containers summed, maxed with the init
- * containers' floor, plus spec.overhead. */
-static int pod_requests(const json_t *pod, const nonzero_defaults *nz, qlist *reqs, gp_error *err)
-{
-    const json_t *spec = get(pod, "spec");
-    qlist one = {0}, floor = {0};
-    int rc = 0;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(get(spec, "containers"), i, c)
-    {
-        one.n = 0;
-        rc = container_requests(c, nz, &one, err);
-        if (rc == 0) rc = qlist_add_all(reqs, &one, err);
-        if (rc < 0) break;
-    }
-    if (rc == 0) rc = init_floor(get(spec, "initContainers"), nz, reqs, &floor, err);
-    if (rc == 0) rc = qlist_max_all(reqs, &floor, err);
-    if (rc == 0) rc = parse_resource_list(get(spec, "overhead"), reqs, err);
-    qlist_free(&one);
-    qlist_free(&floor);
-    return rc;
-}
-
-int ctl_sched_pod_requests(const json_t *pod, const char *const *names, size_t n,
-                           kube_quantity *out, gp_error *err)
-{
-    qlist reqs = {0};
-    int rc = pod_requests(pod, NULL, &reqs, err);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const qentry *e = qlist_find(&reqs, names[i]);
-        out[i] = e ? e->q : (kube_quantity){0};
-    }
-    qlist_free(&reqs);
-    return rc;
 }
 
 /* ---- scheduler resources (framework.Resource) ----------------------------- */
@@ -336,13 +111,13 @@ static int64_t scalar_of(const resources *r, const char *name)
 }
 
 /* Resource.Add over a list: cpu as MilliValue, the rest as Value. */
-static int to_resources(const qlist *l, resources *r, gp_error *err)
+static int to_resources(const kube_resource_list *l, resources *r, gp_error *err)
 {
     memset(r, 0, sizeof *r);
     r->scalars = calloc(l->n + 1, sizeof *r->scalars);
     if (!r->scalars) return oom(err);
     for (size_t i = 0; i < l->n; i++) {
-        const qentry *e = &l->v[i];
+        const kube_resource *e = &l->v[i];
         switch (resource_kind(e->name)) {
         case RK_CPU:
             if (kube_quantity_to_milli(&e->q, &r->milli_cpu, err) < 0) return -1;
@@ -412,7 +187,7 @@ typedef struct sched {
     pod_info self;
     node_info *nodes;
     size_t n;
-    nonzero_defaults nz;
+    kube_non_missing nz;
     gp_error err;
 } sched;
 
@@ -432,11 +207,11 @@ static int collect_ports(pod_info *p, gp_error *err)
 {
     size_t cap = 0, i, j;
     const json_t *c, *port;
-    json_array_foreach(get2(p->obj, "spec", "containers"), i, c)
+    json_array_foreach(kube_get(kube_get(p->obj, "spec"), "containers"), i, c)
     {
-        json_array_foreach(get(c, "ports"), j, port)
+        json_array_foreach(kube_get(c, "ports"), j, port)
         {
-            const json_t *hp = get(port, "hostPort");
+            const json_t *hp = kube_get(port, "hostPort");
             if (!json_is_integer(hp) || json_integer_value(hp) <= 0) continue;
             if (p->nports == cap) {
                 cap = cap ? cap * 2 : 4;
@@ -445,37 +220,38 @@ static int collect_ports(pod_info *p, gp_error *err)
                 p->ports = v;
             }
             host_port *h = &p->ports[p->nports++];
-            h->ip = *str(port, "hostIP") ? str(port, "hostIP") : "0.0.0.0";
-            h->proto = *str(port, "protocol") ? str(port, "protocol") : "TCP";
+            h->ip = *kube_str(port, "hostIP") ? kube_str(port, "hostIP") : "0.0.0.0";
+            h->proto = *kube_str(port, "protocol") ? kube_str(port, "protocol") : "TCP";
             h->port = json_integer_value(hp);
         }
     }
     return 0;
 }
 
-static int nonzero_requests(pod_info *p, const nonzero_defaults *nz, gp_error *err)
+static int nonzero_requests(pod_info *p, const kube_non_missing *nz, gp_error *err)
 {
-    qlist l = {0};
-    int rc = pod_requests(p->obj, nz, &l, err);
-    const qentry *cpu = qlist_find(&l, "cpu"), *mem = qlist_find(&l, "memory");
+    kube_resource_list l = {0};
+    int rc = kube_pod_requests(p->obj, nz, &l, err);
+    const kube_resource *cpu = kube_resource_list_find(&l, "cpu"),
+                        *mem = kube_resource_list_find(&l, "memory");
     if (rc == 0 && cpu) rc = kube_quantity_to_milli(&cpu->q, &p->nonzero_milli_cpu, err);
     if (rc == 0 && mem) p->nonzero_memory = kube_quantity_to_units(&mem->q);
-    qlist_free(&l);
+    kube_resource_list_free(&l);
     return rc;
 }
 
-static int pod_info_init(pod_info *p, const json_t *pod, const nonzero_defaults *nz, gp_error *err)
+static int pod_info_init(pod_info *p, const json_t *pod, const kube_non_missing *nz, gp_error *err)
 {
     memset(p, 0, sizeof *p);
     p->obj = pod;
-    const json_t *prio = get2(pod, "spec", "priority");
+    const json_t *prio = kube_get(kube_get(pod, "spec"), "priority");
     p->priority = json_is_integer(prio) ? json_integer_value(prio) : 0;
-    const json_t *start = get2(pod, "status", "startTime");
+    const json_t *start = kube_get(kube_get(pod, "status"), "startTime");
     p->start_time = json_is_string(start) ? json_string_value(start) : NULL;
-    qlist l = {0};
-    int rc = pod_requests(pod, NULL, &l, err);
+    kube_resource_list l = {0};
+    int rc = kube_pod_requests(pod, NULL, &l, err);
     if (rc == 0) rc = to_resources(&l, &p->req, err);
-    qlist_free(&l);
+    kube_resource_list_free(&l);
     if (rc == 0) rc = nonzero_requests(p, nz, err);
     if (rc == 0) rc = collect_ports(p, err);
     return rc;
@@ -612,7 +388,7 @@ static bool unread_by(const memo_entry *e, unsigned build)
 /* The info of a bound pod, borrowed from the memo; parsed into the recent
  * table the first time. Out of memory there, it is parsed for this build
  * only (out->borrowed false). */
-static int memo_info(ctl_sched_memo *m, const json_t *pod, const nonzero_defaults *nz,
+static int memo_info(ctl_sched_memo *m, const json_t *pod, const kube_non_missing *nz,
                      pod_info *out, gp_error *err)
 {
     memo_entry *e = memo_find(&m->settled, pod);
@@ -688,7 +464,7 @@ void ctl_sched_memo_trim(ctl_sched_memo *m, size_t live)
 
 int ctl_sched_memo_prime(ctl_sched_memo *m, const json_t *key, const json_t *pod, gp_error *err)
 {
-    nonzero_defaults nz;
+    kube_non_missing nz;
     if (kube_quantity_parse(DEFAULT_MILLI_CPU, &nz.cpu, err) < 0 ||
         kube_quantity_parse(DEFAULT_MEMORY, &nz.memory, err) < 0)
         return -1;
@@ -708,19 +484,20 @@ int ctl_sched_memo_prime(ctl_sched_memo *m, const json_t *key, const json_t *pod
     return 0;
 }
 
-static int node_info_init(node_info *ni, const ctl_sched_node *in, const nonzero_defaults *nz,
+static int node_info_init(node_info *ni, const ctl_sched_node *in, const kube_non_missing *nz,
                           ctl_sched_memo *memo, gp_error *err)
 {
     memset(ni, 0, sizeof *ni);
     ni->obj = in->node;
-    ni->name = str(get(in->node, "metadata"), "name");
-    ni->labels = get2(in->node, "metadata", "labels");
-    ni->taints = get2(in->node, "spec", "taints");
-    ni->unschedulable = json_is_true(get2(in->node, "spec", "unschedulable"));
-    qlist l = {0};
-    int rc = parse_resource_list(get2(in->node, "status", "allocatable"), &l, err);
+    ni->name = kube_str(kube_get(in->node, "metadata"), "name");
+    ni->labels = kube_get(kube_get(in->node, "metadata"), "labels");
+    ni->taints = kube_get(kube_get(in->node, "spec"), "taints");
+    ni->unschedulable = json_is_true(kube_get(kube_get(in->node, "spec"), "unschedulable"));
+    kube_resource_list l = {0};
+    int rc =
+        kube_resource_list_read(kube_get(kube_get(in->node, "status"), "allocatable"), &l, err);
     if (rc == 0) rc = to_resources(&l, &ni->alloc, err);
-    qlist_free(&l);
+    kube_resource_list_free(&l);
     if (rc < 0) return -1;
     ni->pods = calloc(in->pod_count + 1, sizeof *ni->pods);
     if (!ni->pods) return oom(err);
@@ -779,163 +556,11 @@ static int status_fail(status *st, st_code code, gp_error *err, const char *fmt,
     return 0;
 }
 
-/* ---- tolerations and taints ----------------------------------------------- */
-
-/* Toleration.ToleratesTaint. */
-static bool tolerates(const json_t *t, const char *key, const char *value, const char *effect)
-{
-    if (*str(t, "effect") && strcmp(str(t, "effect"), effect) != 0) return false;
-    if (*str(t, "key") && strcmp(str(t, "key"), key) != 0) return false;
-    const char *op = str(t, "operator");
-    if (!*op || strcmp(op, "Equal") == 0) return strcmp(str(t, "value"), value) == 0;
-    return strcmp(op, "Exists") == 0;
-}
-
-static bool any_tolerates(const json_t *tolerations, const char *key, const char *value,
-                          const char *effect)
-{
-    size_t i;
-    const json_t *t;
-    json_array_foreach(tolerations, i, t)
-    {
-        if (tolerates(t, key, value, effect)) return true;
-    }
-    return false;
-}
-
-static const json_t *pod_tolerations(const sched *s)
-{
-    return s->tolerations;
-}
-
-/* ---- node affinity (component-helpers nodeaffinity) ----------------------- */
-
-static bool values_contain(const json_t *values, const char *v)
-{
-    size_t i;
-    const json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (json_is_string(x) && strcmp(json_string_value(x), v) == 0) return true;
-    }
-    return false;
-}
-
-/* labels.NewRequirement's checks: a term with an invalid requirement is a
- * parse error, and such a term matches no node. */
-static bool requirement_valid(const char *key, const char *op, const json_t *values)
-{
-    if (kube_label_validate_key(key, NULL) < 0) return false;
-    size_t count = json_array_size(values), i;
-    const json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (!json_is_string(x) || kube_label_validate_value(json_string_value(x), NULL) < 0)
-            return false;
-    }
-    if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) return count > 0;
-    if (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0) return count == 0;
-    if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) {
-        int64_t v;
-        return count == 1 && parse_int64(json_string_value(json_array_get(values, 0)), &v);
-    }
-    return false;
-}
-
-/* labels.Requirement.Matches. A label that is not a string is absent. */
-static bool requirement_matches(const json_t *req, const json_t *labels)
-{
-    const char *key = str(req, "key"), *op = str(req, "operator");
-    const json_t *values = get(req, "values");
-    if (!requirement_valid(key, op, values)) return false;
-    const json_t *label = get(labels, key);
-    bool has = json_is_string(label);
-    const char *value = has ? json_string_value(label) : "";
-    if (strcmp(op, "In") == 0) return has && values_contain(values, value);
-    if (strcmp(op, "NotIn") == 0) return !has || !values_contain(values, value);
-    if (strcmp(op, "Exists") == 0) return has;
-    if (strcmp(op, "DoesNotExist") == 0) return !has;
-    int64_t have, want;
-    if (!has || !parse_int64(value, &have)) return false;
-    parse_int64(json_string_value(json_array_get(values, 0)), &want);
-    return strcmp(op, "Gt") == 0 ? have > want : have < want;
-}
-
-/* nodeSelectorRequirementsAsFieldSelector: In and NotIn with exactly one
- * value; the only field a node has is metadata.name. */
-static bool field_valid(const json_t *req)
-{
-    const char *op = str(req, "operator");
-    const json_t *values = get(req, "values");
-    if (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0) return false;
-    return json_array_size(values) == 1 && json_is_string(json_array_get(values, 0));
-}
-
-static bool field_matches(const json_t *req, const char *node_name)
-{
-    const char *have = strcmp(str(req, "key"), "metadata.name") == 0 ? node_name : "";
-    bool equal = strcmp(have, json_string_value(json_array_get(get(req, "values"), 0))) == 0;
-    return strcmp(str(req, "operator"), "In") == 0 ? equal : !equal;
-}
-
-/* nodeSelectorTerm.match. Parse errors and mismatches both mean "no". */
-static bool term_matches(const json_t *term, const json_t *labels, const char *node_name)
-{
-    size_t i;
-    const json_t *r;
-    json_array_foreach(get(term, "matchExpressions"), i, r)
-    {
-        if (!requirement_matches(r, labels)) return false;
-    }
-    json_array_foreach(get(term, "matchFields"), i, r)
-    {
-        if (!field_valid(r)) return false;
-    }
-    /* A node without a name has no fields, and then fields are not checked. */
-    if (!*node_name) return true;
-    json_array_foreach(get(term, "matchFields"), i, r)
-    {
-        if (!field_matches(r, node_name)) return false;
-    }
-    return true;
-}
-
-static bool term_empty(const json_t *term)
-{
-    return json_array_size(get(term, "matchExpressions")) == 0 &&
-           json_array_size(get(term, "matchFields")) == 0;
-}
+/* ---- node affinity ------------------------------------------------------- */
 
 static const json_t *required_affinity(const json_t *pod)
 {
-    const json_t *req = get(get2(pod, "spec", "affinity"), "nodeAffinity");
-    req = get(req, "requiredDuringSchedulingIgnoredDuringExecution");
-    return json_is_object(req) ? req : NULL;
-}
-
-/* RequiredNodeAffinity.Match: nodeSelector (every pair equal), then the
- * required terms, ORed (empty terms are dropped and match nothing). */
-static bool affinity_matches(const sched *s, const node_info *ni)
-{
-    const json_t *labels = ni->labels;
-    const char *key;
-    json_t *want;
-    json_object_foreach((json_t *)s->node_selector, key, want)
-    {
-        const json_t *have = get(labels, key);
-        if (!json_is_string(have) || !json_is_string(want) ||
-            strcmp(json_string_value(have), json_string_value(want)) != 0)
-            return false;
-    }
-    const json_t *required = s->required;
-    if (!required) return true;
-    size_t i;
-    const json_t *term;
-    json_array_foreach(get(required, "nodeSelectorTerms"), i, term)
-    {
-        if (!term_empty(term) && term_matches(term, labels, ni->name)) return true;
-    }
-    return false;
+    return kube_required_node_affinity(kube_get(pod, "spec"));
 }
 
 /* ---- NodeAffinity PreFilter: the node-name set ---------------------------- */
@@ -982,7 +607,7 @@ static int intersect_values(name_set *term, const json_t *values, gp_error *err)
     }
     size_t kept = 0;
     for (size_t k = 0; k < term->n; k++)
-        if (values_contain(values, term->v[k])) term->v[kept++] = term->v[k];
+        if (kube_has_string(values, term->v[k])) term->v[kept++] = term->v[k];
     term->n = kept;
     return 0;
 }
@@ -993,11 +618,12 @@ static int term_names(const json_t *term, name_set *out, gp_error *err)
 {
     size_t i;
     const json_t *r;
-    json_array_foreach(get(term, "matchFields"), i, r)
+    json_array_foreach(kube_get(term, "matchFields"), i, r)
     {
-        if (strcmp(str(r, "key"), "metadata.name") != 0 || strcmp(str(r, "operator"), "In") != 0)
+        if (strcmp(kube_str(r, "key"), "metadata.name") != 0 ||
+            strcmp(kube_str(r, "operator"), "In") != 0)
             continue;
-        if (intersect_values(out, get(r, "values"), err) < 0) return -1;
+        if (intersect_values(out, kube_get(r, "values"), err) < 0) return -1;
     }
     return 0;
 }
@@ -1007,7 +633,7 @@ static int term_names(const json_t *term, name_set *out, gp_error *err)
 static int prefilter(const json_t *pod, name_set *names, prefilter_mode *mode, gp_error *err)
 {
     *mode = PF_ALL;
-    const json_t *terms = get(required_affinity(pod), "nodeSelectorTerms");
+    const json_t *terms = kube_get(required_affinity(pod), "nodeSelectorTerms");
     size_t i;
     const json_t *term;
     json_array_foreach(terms, i, term)
@@ -1034,7 +660,7 @@ static int prefilter(const json_t *pod, name_set *names, prefilter_mode *mode, g
 static int filter_unschedulable(sched *s, const node_info *ni, status *st)
 {
     if (!ni->unschedulable) return 0;
-    if (any_tolerates(pod_tolerations(s), TAINT_UNSCHEDULABLE, "", "NoSchedule")) return 0;
+    if (kube_tolerations_tolerate(s->tolerations, TAINT_UNSCHEDULABLE, "", "NoSchedule")) return 0;
     return status_fail(st, ST_UNRESOLVABLE, &s->err, "%s", R_UNSCHEDULABLE);
 }
 
@@ -1045,27 +671,20 @@ static int filter_node_name(sched *s, const node_info *ni, status *st)
     return status_fail(st, ST_UNRESOLVABLE, &s->err, "%s", R_NODE_NAME);
 }
 
-/* FindMatchingUntoleratedTaint: the first NoSchedule/NoExecute taint, in the
- * node's order, that no toleration tolerates. */
+/* The first NoSchedule/NoExecute taint, in the node's order, that no
+ * toleration tolerates. */
 static int filter_taints(sched *s, const node_info *ni, status *st)
 {
-    size_t i;
-    const json_t *taint;
-    json_array_foreach(ni->taints, i, taint)
-    {
-        const char *effect = str(taint, "effect");
-        if (strcmp(effect, "NoSchedule") != 0 && strcmp(effect, "NoExecute") != 0) continue;
-        const char *key = str(taint, "key"), *value = str(taint, "value");
-        if (any_tolerates(pod_tolerations(s), key, value, effect)) continue;
-        return status_fail(st, ST_UNRESOLVABLE, &s->err, "node(s) had untolerated taint {%s: %s}",
-                           key, value);
-    }
-    return 0;
+    const json_t *taint = kube_untolerated_taint(ni->taints, s->tolerations,
+                                                 KUBE_TAINT_NO_SCHEDULE | KUBE_TAINT_NO_EXECUTE);
+    if (!taint) return 0;
+    return status_fail(st, ST_UNRESOLVABLE, &s->err, "node(s) had untolerated taint {%s: %s}",
+                       kube_str(taint, "key"), kube_str(taint, "value"));
 }
 
 static int filter_affinity(sched *s, const node_info *ni, status *st)
 {
-    if (affinity_matches(s, ni)) return 0;
+    if (kube_node_affinity_matches(s->node_selector, s->required, ni->labels, ni->name)) return 0;
     return status_fail(st, ST_UNRESOLVABLE, &s->err, "%s", R_AFFINITY);
 }
 
@@ -1455,24 +1074,17 @@ static int find_node(const sched *s, const char *name)
 /* podTerminatingByPreemption. */
 static bool terminating_by_preemption(const json_t *pod)
 {
-    const json_t *ts = get2(pod, "metadata", "deletionTimestamp");
-    if (!ts || json_is_null(ts)) return false;
-    size_t i;
-    const json_t *c;
-    json_array_foreach(get2(pod, "status", "conditions"), i, c)
-    {
-        if (strcmp(str(c, "type"), "DisruptionTarget") != 0) continue;
-        return strcmp(str(c, "status"), "True") == 0 &&
-               strcmp(str(c, "reason"), "PreemptionByScheduler") == 0;
-    }
-    return false;
+    if (!kube_deleting(pod)) return false;
+    const json_t *c = kube_condition(pod, "DisruptionTarget");
+    return kube_str_is(c, "status", "True") && kube_str_is(c, "reason", "PreemptionByScheduler");
 }
 
 /* PodEligibleToPreemptOthers: NULL when eligible, else why not. */
 static const char *not_eligible(const sched *s, const status *st)
 {
-    if (strcmp(str(get(s->pod, "spec"), "preemptionPolicy"), "Never") == 0) return MSG_POLICY_NEVER;
-    const char *name = str(get(s->pod, "status"), "nominatedNodeName");
+    if (strcmp(kube_str(kube_get(s->pod, "spec"), "preemptionPolicy"), "Never") == 0)
+        return MSG_POLICY_NEVER;
+    const char *name = kube_str(kube_get(s->pod, "status"), "nominatedNodeName");
     int k = *name ? find_node(s, name) : -1;
     if (k < 0 || !st[k].set || st[k].code == ST_UNRESOLVABLE) return NULL;
     const node_info *ni = &s->nodes[k];
@@ -1540,7 +1152,7 @@ static int preempt(sched *s, const status *st, ctl_sched_result *out, char **pos
 static int try_nominated(sched *s, status *st, int *chosen)
 {
     *chosen = -1;
-    const char *name = str(get(s->pod, "status"), "nominatedNodeName");
+    const char *name = kube_str(kube_get(s->pod, "status"), "nominatedNodeName");
     int k = *name ? find_node(s, name) : -1;
     if (k < 0) return 0;
     if (run_filters(s, &s->nodes[k], NULL, &st[k]) < 0) return -1;
@@ -1725,10 +1337,10 @@ int ctl_sched_schedule_in(ctl_sched_cluster *c, const json_t *pod, unsigned tie_
     sched *s = &c->s;
     memset(&s->err, 0, sizeof s->err);
     s->pod = pod;
-    s->tolerations = get2(pod, "spec", "tolerations");
-    s->node_selector = get2(pod, "spec", "nodeSelector");
+    s->tolerations = kube_get(kube_get(pod, "spec"), "tolerations");
+    s->node_selector = kube_get(kube_get(pod, "spec"), "nodeSelector");
     s->required = required_affinity(pod);
-    s->node_name = str(get(pod, "spec"), "nodeName");
+    s->node_name = kube_str(kube_get(pod, "spec"), "nodeName");
     int rc = pod_info_init(&s->self, pod, &s->nz, &s->err);
     if (rc == 0) rc = decide(s, tie_break, out);
     if (rc < 0) fail_error(out, &s->err);
@@ -1806,13 +1418,11 @@ char *ctl_sched_event_note(const char *message)
 
 bool ctl_sched_wants(const json_t *pod)
 {
-    const json_t *spec = get(pod, "spec");
-    if (*str(spec, "nodeName")) return false;
-    const char *scheduler = str(spec, "schedulerName");
+    const json_t *spec = kube_get(pod, "spec");
+    if (*kube_str(spec, "nodeName")) return false;
+    const char *scheduler = kube_str(spec, "schedulerName");
     if (*scheduler && strcmp(scheduler, "default-scheduler") != 0) return false;
-    const json_t *deleting = get2(pod, "metadata", "deletionTimestamp");
-    if (deleting && !json_is_null(deleting)) return false;
-    if (json_array_size(get(spec, "schedulingGates")) > 0) return false;
-    const char *phase = str(get(pod, "status"), "phase");
-    return strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0;
+    if (kube_deleting(pod)) return false;
+    if (json_array_size(kube_get(spec, "schedulingGates")) > 0) return false;
+    return !kube_pod_terminal(pod);
 }

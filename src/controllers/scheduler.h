@@ -46,14 +46,6 @@
  * neither Succeeded nor Failed. */
 bool ctl_sched_wants(const json_t *pod);
 
-/* The pod's requests of the named resources as kube-scheduler counts them
- * (resourcehelper.PodRequests: containers summed, the init containers'
- * floor with sidecars, spec.overhead; a limit without a request counts as
- * the request). out[i] is 0 for a resource the pod does not ask for.
- * -1 with err for a quantity that does not parse. */
-int ctl_sched_pod_requests(const json_t *pod, const char *const *names, size_t n,
-                           kube_quantity *out, gp_error *err);
-
 typedef struct ctl_sched_node {
     const json_t *node;        /* a Node object */
     const json_t *const *pods; /* the non-terminal pods bound (spec.nodeName) to it */

@@ -7,7 +7,8 @@
 
 #include "controllers/controllers_internal.h"
 #include "controllers/kubelet_internal.h"
-#include "apiserver/table.h"
+#include "kube/pod.h"
+#include "kube/time.h"
 
 /* A lab drill takes a node down with `kubectl annotate node X
  * gpuop.io/not-ready=true`: its kubelet stops posting status (conditions
@@ -17,21 +18,13 @@
 
 static bool held_down(const json_t *node)
 {
-    const char *v = str_at(json_object_get(node, "metadata"), "annotations", NOT_READY_ANNOTATION);
-    return v && strcmp(v, "true") == 0;
+    return kube_str_is(kube_path(node, "metadata", "annotations", NULL), NOT_READY_ANNOTATION,
+                       "true");
 }
 
 static bool node_ready(const json_t *node)
 {
-    const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
-    const char *st = str_at(element_where(conds, "type", "Ready"), "status", NULL);
-    return st && strcmp(st, "True") == 0;
-}
-
-static bool terminal(const json_t *pod)
-{
-    const char *phase = str_at(pod, "status", "phase");
-    return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    return kube_str_is(kube_condition(node, "Ready"), "status", "True");
 }
 
 static const char *nonempty_or_null(const char *v)
@@ -43,14 +36,14 @@ static void *summarize_pod(const json_t *pod)
 {
     pod_summary *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->ns = meta(pod, "namespace");
-    p->name = meta(pod, "name");
-    p->uid = meta(pod, "uid");
-    p->node = nonempty_or_null(str_at(pod, "spec", "nodeName"));
-    p->ip = nonempty_or_null(str_at(pod, "status", "podIP"));
+    p->ns = kube_str_or_null(kube_obj(pod, "metadata"), "namespace");
+    p->name = kube_str_or_null(kube_obj(pod, "metadata"), "name");
+    p->uid = kube_str_or_null(kube_obj(pod, "metadata"), "uid");
+    p->node = nonempty_or_null(kube_str_or_null(kube_get(pod, "spec"), "nodeName"));
+    p->ip = nonempty_or_null(kube_str_or_null(kube_get(pod, "status"), "podIP"));
     p->rv = rv_of(pod);
-    p->deleting = meta(pod, "deletionTimestamp") != NULL;
-    p->terminal = terminal(pod);
+    p->deleting = kube_deleting(pod);
+    p->terminal = kube_pod_terminal(pod);
     p->wants_scheduling = ctl_sched_wants(pod);
     return p;
 }
@@ -59,14 +52,14 @@ static void *summarize_node(const json_t *node)
 {
     node_summary *n = calloc(1, sizeof *n);
     if (!n) return NULL;
-    n->name = meta(node, "name");
+    n->name = kube_str_or_null(kube_obj(node, "metadata"), "name");
     n->rv = rv_of(node);
     n->managed = ctl_kubelet_manages(node);
     n->held_down = held_down(node);
     n->ready = node_ready(node);
     const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
-    const char *last = str_at(json_array_get(conds, 0), "lastHeartbeatTime", NULL);
-    n->beat_known = last && as_parse_time(last, &n->beat) == 0;
+    const char *last = kube_str_or_null(json_array_get(conds, 0), "lastHeartbeatTime");
+    n->beat_known = last && kube_time_parse_seconds(last, &n->beat) == 0;
     for (const char *q = n->name; q && *q; q++)
         n->jitter = n->jitter * 31 + (unsigned char)*q;
     return n;
@@ -117,7 +110,7 @@ static const char *const METADATA_FIELDS[] = {"metadata", NULL};
 static bool owned_by_daemonset(const json_t *obj)
 {
     const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
-    return element_where(refs, "kind", "DaemonSet") != NULL;
+    return kube_find(refs, "kind", "DaemonSet") != NULL;
 }
 
 /* Settled: nothing left for the kubelet (it acts on pods without an
@@ -125,9 +118,9 @@ static bool owned_by_daemonset(const json_t *obj)
  * controller (not its pod). */
 static bool pod_settled(const json_t *pod)
 {
-    const char *node = str_at(pod, "spec", "nodeName"), *ip = str_at(pod, "status", "podIP");
-    return node && *node && ip && *ip && !meta(pod, "deletionTimestamp") &&
-           !owned_by_daemonset(pod);
+    const char *node = kube_str_or_null(kube_get(pod, "spec"), "nodeName"),
+               *ip = kube_str_or_null(kube_get(pod, "status"), "podIP");
+    return node && *node && ip && *ip && !kube_deleting(pod) && !owned_by_daemonset(pod);
 }
 
 static bool collectable(const ctl_loop *c, const json_t *obj)
@@ -135,8 +128,8 @@ static bool collectable(const ctl_loop *c, const json_t *obj)
     const json_t *m = json_object_get(obj, "metadata");
     const char *ns = json_string_value(json_object_get(m, "namespace"));
     return json_array_size(json_object_get(m, "ownerReferences")) > 0 ||
-           json_array_size(json_object_get(m, "finalizers")) > 0 ||
-           json_object_get(m, "deletionTimestamp") || (ns && json_object_get(c->terminating, ns));
+           json_array_size(json_object_get(m, "finalizers")) > 0 || kube_deleting(obj) ||
+           (ns && json_object_get(c->terminating, ns));
 }
 
 /* What the scheduler reads of a settled pod goes into its memo, and out of
@@ -165,7 +158,7 @@ static json_t *parse_kept(ctl_loop *c, keep_policy policy, const as_blob *b)
     if (policy == KEEP_COLLECTABLE_METADATA) {
         json_t *m = kc_object_parse(c->metadata_fields, b->text, b->len);
         if (!m || collectable(c, m)) return m;
-        const char *ns = meta(m, "namespace");
+        const char *ns = kube_str_or_null(kube_obj(m, "metadata"), "namespace");
         json_t *marker = json_string(ns ? ns : "");
         json_decref(m);
         return marker;
@@ -281,7 +274,7 @@ static bool any_deleting(const json_t *list)
 {
     size_t i;
     json_t *o;
-    json_array_foreach(list, i, o) if (meta(o, "deletionTimestamp")) return true;
+    json_array_foreach(list, i, o) if (kube_deleting(o)) return true;
     return false;
 }
 
@@ -330,8 +323,8 @@ void ctl_take_snapshot(ctl_loop *c, snapshot *s)
         json_object_clear(c->terminating);
         size_t k;
         json_t *ns;
-        json_array_foreach(s->namespaces, k, ns) if (meta(ns, "deletionTimestamp"))
-            json_object_set_new(c->terminating, meta(ns, "name"), json_true());
+        json_array_foreach(s->namespaces, k, ns) if (kube_deleting(ns)) json_object_set_new(
+            c->terminating, kube_str_or_null(kube_obj(ns, "metadata"), "name"), json_true());
         /* every object, as the collector needs: what the pass listed,
          * and what only the collector reads */
         s->all = json_array();
@@ -364,7 +357,7 @@ void ctl_take_snapshot(ctl_loop *c, snapshot *s)
     json_t *o;
     json_array_foreach(s->nodes, i, o)
     {
-        const char *name = meta(o, "name");
+        const char *name = kube_str_or_null(kube_obj(o, "metadata"), "name");
         if (name) json_object_set_new(s->node_index, name, json_integer((json_int_t)i));
     }
     /* A node's Lease is looked up once a node a pass: by name, not by a
@@ -372,7 +365,8 @@ void ctl_take_snapshot(ctl_loop *c, snapshot *s)
     s->lease_index = json_object();
     json_array_foreach(s->leases, i, o)
     {
-        const char *ns = meta(o, "namespace"), *name = meta(o, "name");
+        const char *ns = kube_str_or_null(kube_obj(o, "metadata"), "namespace"),
+                   *name = kube_str_or_null(kube_obj(o, "metadata"), "name");
         if (ns && name && strcmp(ns, "kube-node-lease") == 0)
             json_object_set(s->lease_index, name, o);
     }

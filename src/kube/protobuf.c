@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/time.h"
+
 /* The longest piece of the input an error message quotes. */
 #define SHOWN 64
 /* Dotted field paths in messages ("metadata.ownerReferences.uid"). */
@@ -409,21 +411,6 @@ static int make_base64(const ctx *c, span s, json_t **out)
 #define FIRST_SECOND INT64_C(-62135596800)
 #define LAST_SECOND  INT64_C(253402300799)
 
-/* Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
- * civil_from_days), so that no platform time_t or gmtime limit applies. */
-static void civil_from_days(int64_t z, int64_t *year, unsigned *month, unsigned *day)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *day = doy - (153 * mp + 2) / 5 + 1;
-    *month = mp < 10 ? mp + 3 : mp - 9;
-    *year = (int64_t)yoe + era * 400 + (*month <= 2);
-}
-
 /* metav1.Time prints UTC to the second; the nanoseconds only move the second
  * when they are outside 0..999999999 (Go's time.Unix normalises them). */
 static int format_time(const ctx *c, int64_t sec, int32_t nanos, const char *path,
@@ -443,14 +430,8 @@ static int format_time(const ctx *c, int64_t sec, int32_t nanos, const char *pat
     sec += carry;
     /* Go's zero time: IsZero, printed null, so absent here. */
     if (sec == FIRST_SECOND && rest == 0) return 0;
-    int64_t days = (sec >= 0 ? sec : sec - 86399) / 86400;
-    int64_t of_day = sec - days * 86400;
-    int64_t year;
-    unsigned month, day;
-    civil_from_days(days, &year, &month, &day);
-    char text[80]; /* 21 used; the rest only quiets -Wformat-truncation */
-    snprintf(text, sizeof text, "%04d-%02u-%02uT%02d:%02d:%02dZ", (int)year, month, day,
-             (int)(of_day / 3600), (int)(of_day / 60 % 60), (int)(of_day % 60));
+    char text[KUBE_TIME_TEXT_MAX];
+    kube_time_format(sec, text);
     *out = json_string(text);
     return *out ? 0 : out_of_memory(c);
 }

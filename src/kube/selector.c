@@ -1,10 +1,12 @@
 #include "kube/selector.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kube/intstr.h"
+#include "kube/json.h"
 
 /* Error texts quote the piece at fault; a fuzzer's long noise is cut short. */
 #define SHOWN 256
@@ -32,10 +34,9 @@ static bool is_lower_alnum(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-/* A lowercase RFC 1123 subdomain: dot-separated labels of [a-z0-9-] that
- * start and end alphanumeric. */
-static bool is_dns_subdomain(const char *s, size_t len)
+bool kube_is_dns1123_subdomain(const char *s, size_t len)
 {
+    if (len == 0 || len > 253) return false;
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
         if (i < len && s[i] != '.') {
@@ -61,7 +62,7 @@ static int validate_prefix(const char *key, size_t len, gp_error *err)
                      SHOWN, key);
         return -1;
     }
-    if (!is_dns_subdomain(key, len)) {
+    if (!kube_is_dns1123_subdomain(key, len)) {
         gp_error_set(err, NULL, 0, 0,
                      "invalid label key '%.*s': prefix part a lowercase RFC 1123 subdomain must "
                      "consist of lower case alphanumeric characters, '-' or '.', and must start "
@@ -341,17 +342,6 @@ static int parse_operator(struct lparser *ps)
     }
 }
 
-static bool parse_int64(const char *s, int64_t *out)
-{
-    if (!*s) return false;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || (*s != '-' && *s != '+' && (*s < '0' || *s > '9'))) return false;
-    *out = v;
-    return true;
-}
-
 /* What NewRequirement checks once the pieces are read. */
 static int check_requirement(struct lparser *ps)
 {
@@ -359,7 +349,7 @@ static int check_requirement(struct lparser *ps)
     if (kube_label_validate_key(r->key, ps->err) < 0) return -1;
     for (size_t i = 0; i < r->nvalues; i++)
         if (kube_label_validate_value(r->values[i], ps->err) < 0) return -1;
-    if ((r->op == OP_GT || r->op == OP_LT) && !parse_int64(r->values[0], &r->number)) {
+    if ((r->op == OP_GT || r->op == OP_LT) && !kube_parse_int64(r->values[0], &r->number)) {
         gp_error_set(ps->err, NULL, 0, 0,
                      "for 'Gt', 'Lt' operators, the value must be an integer, not '%.*s'", SHOWN,
                      r->values[0]);
@@ -468,9 +458,9 @@ static bool requirement_matches(const struct requirement *r, const json_t *label
     case OP_NOT_EXISTS:
         return value == NULL;
     case OP_GT:
-        return value && parse_int64(value, &n) && n > r->number;
+        return value && kube_parse_int64(value, &n) && n > r->number;
     case OP_LT:
-        return value && parse_int64(value, &n) && n < r->number;
+        return value && kube_parse_int64(value, &n) && n < r->number;
     }
     return false;
 }
@@ -640,24 +630,10 @@ kube_field_selector *kube_field_selector_parse(const char *text, const char *con
     return s;
 }
 
-/* The node at a dotted path, NULL when some part is missing. */
-static const json_t *field_at(const json_t *object, const char *path)
-{
-    const json_t *node = object;
-    for (;;) {
-        const char *dot = strchr(path, '.');
-        size_t len = dot ? (size_t)(dot - path) : strlen(path);
-        if (!json_is_object(node)) return NULL;
-        node = json_object_getn(node, path, len);
-        if (!node || !dot) return node;
-        path = dot + 1;
-    }
-}
-
 /* The field's text in `buf` (for numbers and booleans) or in the object. */
 static const char *field_string(const json_t *object, const char *path, char buf[32])
 {
-    const json_t *v = field_at(object, path);
+    const json_t *v = kube_at(object, path);
     if (json_is_string(v)) return json_string_value(v);
     if (json_is_true(v)) return "true";
     if (json_is_false(v)) return "false";

@@ -67,4 +67,9 @@ size_t kube_field_text(const json_t *object, const char *path, char *buf, size_t
 int kube_label_validate_key(const char *key, gp_error *err);
 int kube_label_validate_value(const char *value, gp_error *err);
 
+/* IsDNS1123Subdomain (apimachinery util/validation): 1 to 253 characters,
+ * dot-separated labels of [a-z0-9-] that start and end alphanumeric, as
+ * label key prefixes and resource name prefixes are. */
+bool kube_is_dns1123_subdomain(const char *s, size_t len);
+
 #endif

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "analyze/sched_message.h"
+#include "kube/daemonset.h"
+#include "kube/json.h"
 #include "kube/quantity.h"
 #include "lab/labcluster.h"
 #include "lab/outfile_internal.h"
@@ -65,21 +67,6 @@ static char *shown(const json_t *v)
     if (t) return strdup(t);
     if (!v || json_is_null(v)) return strdup(_("(missing)"));
     return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-}
-
-static const json_t *at(const json_t *v, const char *dotted)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", dotted);
-    char *save = NULL;
-    for (char *k = strtok_r(buf, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
-        v = json_object_get(v, k);
-    return v;
-}
-
-static const char *str_at(const json_t *v, const char *dotted)
-{
-    return json_string_value(at(v, dotted));
 }
 
 static bool quantity_equals(const char *text, const char *want)
@@ -189,7 +176,7 @@ static const json_t *container_resource(const json_t *podspec, const char *kind,
     const json_t *c;
     json_array_foreach(cs, i, c)
     {
-        const json_t *v = json_object_get(at(c, "resources"), kind);
+        const json_t *v = json_object_get(kube_get(c, "resources"), kind);
         v = json_object_get(v, resource);
         if (v) {
             snprintf(pointer, size, "%s/containers/%zu/resources/%s/%s", base, i, kind, resource);
@@ -289,33 +276,22 @@ static json_t *scheduler_messages(const grader *g)
     const json_t *ev;
     json_array_foreach(json_object_get(g->snap, "pod_events"), i, ev)
     {
-        const char *reason = str_at(ev, "reason");
-        const char *msg = str_at(ev, "message");
+        const char *reason = kube_str_or_null(ev, "reason");
+        const char *msg = kube_str_or_null(ev, "message");
         if (reason && strcmp(reason, "FailedScheduling") == 0 && msg)
             json_array_append_new(out, json_string(msg));
     }
-    const json_t *conds = at(json_object_get(g->snap, "pod"), "status.conditions");
+    const json_t *conds = kube_at(json_object_get(g->snap, "pod"), "status.conditions");
     const json_t *c;
     json_array_foreach(conds, i, c)
     {
-        const char *type = str_at(c, "type"), *status = str_at(c, "status");
-        const char *msg = str_at(c, "message");
+        const char *type = kube_str_or_null(c, "type"), *status = kube_str_or_null(c, "status");
+        const char *msg = kube_str_or_null(c, "message");
         if (type && strcmp(type, "PodScheduled") == 0 && status && strcmp(status, "False") == 0 &&
             msg)
             json_array_append_new(out, json_string(msg));
     }
     return out;
-}
-
-static bool in_list(const json_t *list, const char *s)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(list, i, v)
-    {
-        if (s && strcmp(json_string_value(v), s) == 0) return true;
-    }
-    return false;
 }
 
 static void grade_step5_files(grader *g)
@@ -353,17 +329,18 @@ static void grade_step5_cluster(grader *g)
     cluster_exists(g, "cluster.namespace", "namespace/gpu-lab", ns,
                    N_("The namespace has to exist before the pod is applied."));
     const json_t *rc = json_object_get(g->snap, "runtimeclass");
-    char *obs = shown(at(rc, "handler"));
+    char *obs = shown(kube_get(rc, "handler"));
     cond(g, "cluster.runtimeclass",
-         is_object(rc) && str_at(rc, "handler") && strcmp(str_at(rc, "handler"), "nvidia") == 0,
+         is_object(rc) && kube_str_or_null(rc, "handler") &&
+             strcmp(kube_str_or_null(rc, "handler"), "nvidia") == 0,
          "runtimeclass/nvidia .handler", "\"nvidia\"", is_object(rc) ? obs : _("not found"),
          N_("Apply the RuntimeClass file."));
     free(obs);
     const json_t *pod = json_object_get(g->snap, "pod");
-    const char *rcn = str_at(pod, "spec.runtimeClassName");
+    const char *rcn = json_string_value(kube_at(pod, "spec.runtimeClassName"));
     char pointer[256], buf[64];
-    const json_t *lim = container_resource(at(pod, "spec"), "limits", "nvidia.com/gpu", pointer,
-                                           sizeof pointer, "spec");
+    const json_t *lim = container_resource(kube_get(pod, "spec"), "limits", "nvidia.com/gpu",
+                                           pointer, sizeof pointer, "spec");
     const char *gpus = scalar_text(lim, buf, sizeof buf);
     bool ok = is_object(pod) && rcn && strcmp(rcn, "nvidia") == 0 && quantity_equals(gpus, "1");
     char observed[256];
@@ -404,7 +381,7 @@ static void grade_step5_out(grader *g)
     cond(g, "out.unscheduled.reason", reason_text && strcmp(reason_text, "Unschedulable") == 0,
          where, "Unschedulable", reason_text ? reason_text : _("(missing)"), h);
     out_where("unscheduled.txt", message, where, sizeof where);
-    cond(g, "out.unscheduled.message", message_text && in_list(record, message_text), where,
+    cond(g, "out.unscheduled.message", message_text && kube_has_string(record, message_text), where,
          latest ? latest : _("the scheduler's message"),
          message_text ? message_text : _("(missing)"), h);
     lab_outfile_free(&f);
@@ -429,7 +406,8 @@ static void grade_step6_cluster(grader *g)
         cond(g, code, v && strcmp(v, want) == 0, where, want, v ? v : _("(absent)"), h);
     }
     const json_t *pod = json_object_get(g->snap, "pod");
-    const char *phase = str_at(pod, "status.phase"), *on = str_at(pod, "spec.nodeName");
+    const char *phase = json_string_value(kube_at(pod, "status.phase")),
+               *on = json_string_value(kube_at(pod, "spec.nodeName"));
     char observed[160];
     snprintf(observed, sizeof observed, "phase=%s, node=%s", phase ? phase : "-", on ? on : "-");
     cond(g, "cluster.pod_running",
@@ -497,7 +475,7 @@ static void grade_step6_out(grader *g)
 /* The sharing config inside a ConfigMap's data.any, parsed. */
 static json_t *sharing_config(const json_t *configmap)
 {
-    const char *text = str_at(configmap, "data.any");
+    const char *text = json_string_value(kube_at(configmap, "data.any"));
     if (!text) return NULL;
     json_t *docs = NULL;
     gp_error err;
@@ -509,7 +487,7 @@ static json_t *sharing_config(const json_t *configmap)
 
 static const json_t *first_resource(const json_t *config)
 {
-    return json_array_get(at(config, "sharing.timeSlicing.resources"), 0);
+    return json_array_get(kube_at(config, "sharing.timeSlicing.resources"), 0);
 }
 
 static void grade_step7_file(grader *g)
@@ -528,20 +506,21 @@ static void grade_step7_file(grader *g)
     json_t *config = sharing_config(m.doc);
     cond(g, "timeslicing.config", config != NULL, where, _("a YAML string in data.any"),
          config ? _("parsed") : _("missing or not YAML"), h);
-    const json_t *fail = at(config, "sharing.timeSlicing.failRequestsGreaterThanOne");
+    const json_t *fail = kube_at(config, "sharing.timeSlicing.failRequestsGreaterThanOne");
     char *obs = shown(fail);
     cond(g, "timeslicing.fail_requests", json_is_true(fail), where, "true (boolean)", obs,
          N_("A quoted \"true\" is a string; the plugin wants a boolean."));
     free(obs);
     const json_t *res = first_resource(config);
-    obs = shown(at(res, "name"));
+    obs = shown(kube_get(res, "name"));
     cond(g, "timeslicing.resource",
-         str_at(res, "name") && strcmp(str_at(res, "name"), "nvidia.com/gpu") == 0, where,
-         "\"nvidia.com/gpu\"", obs, h);
+         kube_str_or_null(res, "name") &&
+             strcmp(kube_str_or_null(res, "name"), "nvidia.com/gpu") == 0,
+         where, "\"nvidia.com/gpu\"", obs, h);
     free(obs);
     snprintf(want, sizeof want, "%d", g->p->replicas);
-    obs = shown(at(res, "replicas"));
-    cond(g, "timeslicing.replicas", json_integer_value(at(res, "replicas")) == g->p->replicas,
+    obs = shown(kube_get(res, "replicas"));
+    cond(g, "timeslicing.replicas", json_integer_value(kube_get(res, "replicas")) == g->p->replicas,
          where, want, obs, h);
     free(obs);
     json_decref(config);
@@ -552,7 +531,7 @@ static void grade_step7_file(grader *g)
 static int cluster_replicas(const grader *g)
 {
     json_t *config = sharing_config(json_object_get(g->snap, "configmap"));
-    int r = (int)json_integer_value(at(first_resource(config), "replicas"));
+    int r = (int)json_integer_value(kube_get(first_resource(config), "replicas"));
     json_decref(config);
     return r;
 }
@@ -642,10 +621,10 @@ static void grade_step8_file(grader *g)
     manifest_field(g, &m, "toolkit.max_unavailable",
                    "/spec/updateStrategy/rollingUpdate/maxUnavailable", "1", h);
     /* Before or after the update: old image with the old request, or both new. */
-    const json_t *c = first_container(at(m.doc, "spec.template.spec"));
-    const char *image = str_at(c, "image");
+    const json_t *c = first_container(kube_at(m.doc, "spec.template.spec"));
+    const char *image = kube_str_or_null(c, "image");
     char buf[64], where[PATH_MAX + 32];
-    const char *mem = scalar_text(at(c, "resources.requests.memory"), buf, sizeof buf);
+    const char *mem = scalar_text(kube_at(c, "resources.requests.memory"), buf, sizeof buf);
     char new_mem[16], expected[512], observed[512];
     snprintf(new_mem, sizeof new_mem, "%dGi", g->p->ds_request_gib);
     bool old_pair = image && strcmp(image, g->p->ds_old_image) == 0 &&
@@ -661,32 +640,30 @@ static void grade_step8_file(grader *g)
     manifest_free(&m);
 }
 
-/* maxUnavailable resolved against desired, as the DaemonSet controller
- * does (a percentage rounds up). */
+/* maxUnavailable resolved against desired as the DaemonSet controller's
+ * rolling update resolves it; -1 when the controller would refuse it. */
 static long resolved_max_unavailable(const json_t *ds)
 {
-    const json_t *v = at(ds, "spec.updateStrategy.rollingUpdate.maxUnavailable");
-    long desired = (long)json_integer_value(at(ds, "status.desiredNumberScheduled"));
-    if (!v) return 1;
-    if (json_is_integer(v)) return (long)json_integer_value(v);
-    const char *s = json_string_value(v);
-    if (!s) return -1;
-    size_t n = strlen(s);
-    if (n && s[n - 1] == '%') return (atol(s) * desired + 99) / 100;
-    return atol(s);
+    int64_t desired = kube_int(kube_obj(ds, "status"), "desiredNumberScheduled");
+    int64_t max_unavailable, max_surge;
+    if (kube_ds_update_limits(kube_obj(ds, "spec"), desired, &max_unavailable, &max_surge, NULL) <
+        0)
+        return -1;
+    return (long)max_unavailable;
 }
 
 /* The DaemonSet's pods whose image is not the template's. */
 static long old_image_pods(const json_t *ds, const json_t *pods)
 {
-    const char *image = str_at(first_container(at(ds, "spec.template.spec")), "image");
+    const char *image =
+        kube_str_or_null(first_container(kube_at(ds, "spec.template.spec")), "image");
     long n = 0;
     size_t i;
     const json_t *pod;
     json_array_foreach(pods, i, pod)
     {
-        if (at(pod, "metadata.deletionTimestamp")) continue;
-        const char *pi = str_at(first_container(at(pod, "spec")), "image");
+        if (kube_deleting(pod)) continue;
+        const char *pi = kube_str_or_null(first_container(kube_get(pod, "spec")), "image");
         if (image && pi && strcmp(image, pi) != 0) n++;
     }
     return n;
@@ -700,11 +677,11 @@ static const char *stuck_message(const json_t *pods)
     const json_t *pod, *c;
     json_array_foreach(pods, i, pod)
     {
-        json_array_foreach(at(pod, "status.conditions"), j, c)
+        json_array_foreach(kube_at(pod, "status.conditions"), j, c)
         {
-            const char *type = str_at(c, "type"), *status = str_at(c, "status");
+            const char *type = kube_str_or_null(c, "type"), *status = kube_str_or_null(c, "status");
             if (type && strcmp(type, "PodScheduled") == 0 && status && strcmp(status, "False") == 0)
-                return str_at(c, "message");
+                return kube_str_or_null(c, "message");
         }
     }
     return NULL;
@@ -716,10 +693,10 @@ static void grade_step8_cluster(grader *g)
     cluster_exists(g, "cluster.daemonset", "daemonset/gpu-operator/nvidia-container-toolkit", ds,
                    N_("Apply the DaemonSet file."));
     if (!is_object(ds)) return;
-    const json_t *c = first_container(at(ds, "spec.template.spec"));
-    const char *image = str_at(c, "image");
+    const json_t *c = first_container(kube_at(ds, "spec.template.spec"));
+    const char *image = kube_str_or_null(c, "image");
     char buf[64], new_mem[16], expected[256], observed[256];
-    const char *mem = scalar_text(at(c, "resources.requests.memory"), buf, sizeof buf);
+    const char *mem = scalar_text(kube_at(c, "resources.requests.memory"), buf, sizeof buf);
     snprintf(new_mem, sizeof new_mem, "%dGi", g->p->ds_request_gib);
     snprintf(expected, sizeof expected, "%s + %s", g->p->ds_new_image, new_mem);
     snprintf(observed, sizeof observed, "%s + %s", image ? image : "-", mem ? mem : "-");
@@ -733,14 +710,15 @@ static void grade_step8_cluster(grader *g)
     const json_t *rev;
     json_array_foreach(json_object_get(g->snap, "revisions"), i, rev)
     {
-        const char *ri = str_at(first_container(at(rev, "data.spec.template.spec")), "image");
+        const char *ri =
+            kube_str_or_null(first_container(kube_at(rev, "data.spec.template.spec")), "image");
         had_old |= ri && strcmp(ri, g->p->ds_old_image) == 0;
     }
     cond(g, "cluster.daemonset.history", had_old, "controllerrevisions gpu-operator",
          g->p->ds_old_image, had_old ? g->p->ds_old_image : _("no revision with it"),
          N_("Roll out the first version before the update."));
-    long desired = (long)json_integer_value(at(ds, "status.desiredNumberScheduled"));
-    long updated = (long)json_integer_value(at(ds, "status.updatedNumberScheduled"));
+    long desired = (long)json_integer_value(kube_at(ds, "status.desiredNumberScheduled"));
+    long updated = (long)json_integer_value(kube_at(ds, "status.updatedNumberScheduled"));
     snprintf(expected, sizeof expected, _("fewer than %ld of %ld updated"), desired, desired);
     snprintf(observed, sizeof observed, "%ld/%ld", updated, desired);
     cond(g, "cluster.daemonset.stalled", desired > 0 && updated < desired,
@@ -761,11 +739,11 @@ static void grade_step8_out(grader *g)
     if (is_object(ds)) {
         const json_t *pods = json_object_get(g->snap, "ds_pods");
         snprintf(desired, sizeof desired, "%lld",
-                 (long long)json_integer_value(at(ds, "status.desiredNumberScheduled")));
+                 (long long)json_integer_value(kube_at(ds, "status.desiredNumberScheduled")));
         snprintf(updated, sizeof updated, "%lld",
-                 (long long)json_integer_value(at(ds, "status.updatedNumberScheduled")));
+                 (long long)json_integer_value(kube_at(ds, "status.updatedNumberScheduled")));
         snprintf(ready, sizeof ready, "%lld",
-                 (long long)json_integer_value(at(ds, "status.numberReady")));
+                 (long long)json_integer_value(kube_at(ds, "status.numberReady")));
         snprintf(old, sizeof old, "%ld", old_image_pods(ds, pods));
         snprintf(maxu, sizeof maxu, "%ld", resolved_max_unavailable(ds));
         const char *msg = stuck_message(pods);

@@ -567,6 +567,7 @@ static int write_rollout(solver *s)
         goto out;
     b = an_rollout_new(ds, s->err);
     if (!b) goto out;
+    an_rollout_set_now(b, time(NULL));
     size_t i;
     json_t *item;
     json_array_foreach(revs, i, item) an_rollout_add_revision(b, item);

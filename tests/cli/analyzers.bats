@@ -99,6 +99,39 @@ kubectl_gpu_table() {
     [[ "$output" == *"Insufficient memory"* ]]
 }
 
+@test "rollout counts minReadySeconds on the clock, as the controller counts numberAvailable" {
+    kubectl create namespace clock >/dev/null
+    kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: slow, namespace: clock}
+spec:
+  minReadySeconds: 3600
+  selector: {matchLabels: {app: slow}}
+  template:
+    metadata: {labels: {app: slow}}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers: [{name: c, image: registry.k8s.io/pause:3.10}]
+EOF
+    # every pod Ready, none available for an hour
+    ready=0 desired=-1
+    for _ in $(seq 150); do
+        ready=$(kubectl get ds -n clock slow -o jsonpath='{.status.numberReady}')
+        desired=$(kubectl get ds -n clock slow -o jsonpath='{.status.desiredNumberScheduled}')
+        [ "${ready:-0}" -gt 0 ] && [ "$ready" = "$desired" ] && break
+        sleep 0.2
+    done
+    [ "${ready:-0}" -gt 0 ] && [ "$ready" = "$desired" ]
+    [ "$(kubectl get ds -n clock slow -o jsonpath='{.status.numberAvailable}')" = "" ]
+    run "$GPUOP" rollout clock/slow -o json
+    [ "$(echo "$output" | field status.available)" = 0 ]
+    # the pods the controller does not count as available are the stuck ones
+    stuck=$(echo "$output" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["stuck"]))')
+    [ "$stuck" = "$desired" ]
+    kubectl delete namespace clock --wait=false >/dev/null
+}
+
 @test "a missing object or an unreachable server cannot be told: exit 2 with kubectl's words" {
     run "$GPUOP" why-pending gpu-lab/no-such-pod
     [ "$status" -eq 2 ]

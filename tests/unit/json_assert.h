@@ -5,8 +5,12 @@
 #define GPUOP_TESTS_JSON_ASSERT_H
 
 #include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/error.h"
 
 /* Parses JSON whose strings use ' for ", failing the test on bad input. */
 static inline json_t *sq_load(const char *squoted)
@@ -21,6 +25,19 @@ static inline json_t *sq_load(const char *squoted)
     free(text);
     assert_non_null(v);
     return v;
+}
+
+/* sq_load of a printf-formatted text (at most 8 KiB). */
+static inline json_t *sqf(const char *fmt, ...) GP_PRINTF(1, 2);
+static inline json_t *sqf(const char *fmt, ...)
+{
+    char buf[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < sizeof buf);
+    return sq_load(buf);
 }
 
 /* Compact text with sorted keys, for messages. */

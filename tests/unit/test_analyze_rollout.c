@@ -333,27 +333,6 @@ static void test_complete_rollout(void **state)
     json_decref(r);
 }
 
-/* intstr scaling (GetScaledValueFromIntOrPercent). */
-static void test_scaled_intstr(void **state)
-{
-    (void)state;
-    long v;
-    json_t *pct = json_string("25%"), *five = json_string("5%"), *ten = json_integer(10),
-           *bad = json_string("five");
-    assert_int_equal(an_scaled_intstr(pct, 3, 1, &v, NULL), 0);
-    assert_int_equal(v, 1); /* "25%" of 3 -> 1 (6.4) */
-    assert_int_equal(an_scaled_intstr(five, 288, 1, &v, NULL), 0);
-    assert_int_equal(v, 15);
-    assert_int_equal(an_scaled_intstr(five, 288, 0, &v, NULL), 0);
-    assert_int_equal(v, 14);
-    assert_int_equal(an_scaled_intstr(ten, 3, 1, &v, NULL), 0);
-    assert_int_equal(v, 10);
-    gp_error err = {0};
-    assert_int_equal(an_scaled_intstr(bad, 3, 1, &v, &err), -1);
-    assert_non_null(strstr(err.text, "five"));
-    json_decref(pct), json_decref(five), json_decref(ten), json_decref(bad);
-}
-
 /* Both 0 with desired > 0: maxUnavailable is forced to 1 (6.4). */
 static void test_zero_budget_forced_to_one(void **state)
 {
@@ -385,7 +364,6 @@ int main(void)
         cmocka_unit_test(test_288_nodes_five_percent),
         cmocka_unit_test(test_three_unknown_nodes),
         cmocka_unit_test(test_complete_rollout),
-        cmocka_unit_test(test_scaled_intstr),
         cmocka_unit_test(test_zero_budget_forced_to_one),
         cmocka_unit_test(test_not_a_daemonset),
     };

@@ -129,53 +129,6 @@ static void test_human_duration_truncates_like_snprintf(void **state)
     assert_string_equal(buf, "5m");
 }
 
-/* ---- RFC 3339 ---- */
-
-static void test_parse_time(void **state)
-{
-    (void)state;
-    time_t t = 0;
-    assert_int_equal(as_parse_time("2025-01-01T10:00:00Z", &t), 0);
-    assert_int_equal(t, 1735725600);
-    /* MicroTime, as events carry it (2.11): the fraction is dropped. */
-    assert_int_equal(as_parse_time("2025-01-01T10:00:00.123456Z", &t), 0);
-    assert_int_equal(t, 1735725600);
-    assert_int_equal(as_parse_time("2025-01-01T19:00:00+09:00", &t), 0);
-    assert_int_equal(t, 1735725600);
-    assert_int_equal(as_parse_time("2025-01-01T05:30:00-04:30", &t), 0);
-    assert_int_equal(t, 1735725600);
-    assert_int_equal(as_parse_time("1970-01-01T00:00:00Z", &t), 0);
-    assert_int_equal(t, 0);
-    assert_int_equal(as_parse_time("2024-02-29T00:00:00Z", &t), 0);
-    assert_int_equal(t, 1709164800);
-}
-
-static void test_parse_time_refuses(void **state)
-{
-    (void)state;
-    static const char *const bad[] = {
-        "",
-        "2025-02-29T00:00:00Z", /* not a leap year */
-        "2025-13-01T00:00:00Z",
-        "2025-04-31T00:00:00Z",
-        "2025-01-01T24:00:00Z",
-        "2025-01-01T10:60:00Z",
-        "2025-01-01T10:00:60Z",
-        "2025-01-01 10:00:00Z",
-        "2025-01-01T10:00:00",
-        "2025-01-01T10:00:00Zjunk",
-        "2025-01-01T10:00:00+0900",
-        "2025-1-01T10:00:00Z",
-        "2025-01-01T10:00:00.Z",
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        time_t t = 42;
-        if (as_parse_time(bad[i], &t) != -1) print_error("accepted '%s'\n", bad[i]);
-        assert_int_equal(as_parse_time(bad[i], &t), -1);
-        assert_int_equal(t, 42);
-    }
-}
-
 /* ---- the Table envelope (2.6, 2.7) ---- */
 
 #define PROBE_META                                                                                 \
@@ -896,8 +849,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_human_duration_boundaries),
         cmocka_unit_test(test_human_duration_truncates_like_snprintf),
-        cmocka_unit_test(test_parse_time),
-        cmocka_unit_test(test_parse_time_refuses),
         cmocka_unit_test(test_envelope_of_a_list),
         cmocka_unit_test(test_envelope_of_a_later_watch_event),
         cmocka_unit_test(test_empty_list_has_rows_array),

@@ -20,24 +20,12 @@
 #include <string.h>
 
 #include "controllers/daemonset.h"
+#include "kube/daemonset.h"
 
 #define DS_NAME "nvidia-container-toolkit"
 #define NOW     1767225600 /* 2026-01-01T00:00:00Z */
 
 /* ---- fixtures ---- */
-
-/* sq_load of a printf-formatted text. */
-static json_t *sqf(const char *fmt, ...) GP_PRINTF(1, 2);
-static json_t *sqf(const char *fmt, ...)
-{
-    char buf[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof buf);
-    return sq_load(buf);
-}
 
 /* A lab node (7.1): kwokctl labels, no taints, 32Gi. */
 static json_t *lab_node(const char *name)
@@ -139,7 +127,7 @@ static json_t *realize(const json_t *planned, const char *name, const char *crea
     json_object_del(meta, "generateName");
     json_object_set_new(meta, "name", json_string(name));
     json_object_set_new(meta, "creationTimestamp", json_string(created));
-    const char *node = ctl_ds_pod_node(pod);
+    const char *node = kube_ds_target_node(pod);
     assert_non_null(node);
     if (bind) {
         set_path(pod, "spec", "nodeName", json_string(node));
@@ -187,7 +175,7 @@ static void assert_creates(const ctl_ds_plan *p, const char *nodes)
     json_array_foreach(p->create_pods, i, v)
     {
         if (i) strcat(got, ",");
-        strcat(got, ctl_ds_pod_node(v));
+        strcat(got, kube_ds_target_node(v));
     }
     assert_string_equal(got, nodes);
 }
@@ -1131,11 +1119,11 @@ static void test_pod_node(void **state)
 {
     (void)state;
     json_t *pod = make_pod("p", "lab-node-1", "x", "1", "2025-12-31T00:00:10Z", true);
-    assert_string_equal(ctl_ds_pod_node(pod), "lab-node-1");
+    assert_string_equal(kube_ds_target_node(pod), "lab-node-1");
     json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(""));
-    assert_string_equal(ctl_ds_pod_node(pod), "lab-node-1");
+    assert_string_equal(kube_ds_target_node(pod), "lab-node-1");
     json_object_del(json_object_get(pod, "spec"), "affinity");
-    assert_null(ctl_ds_pod_node(pod));
+    assert_null(kube_ds_target_node(pod));
     json_decref(pod);
 }
 
