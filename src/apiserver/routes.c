@@ -197,6 +197,7 @@ static void metrics(as_response *resp)
 void as_response_free(as_response *resp)
 {
     free(resp->body);
+    free(resp->warnings);
     as_blob_unref(resp->blob);
     as_watch_free(resp->watch);
     memset(resp, 0, sizeof *resp);
