@@ -116,6 +116,17 @@ void as_api_patch(as_api *api, const as_request *req, const as_path *p, as_respo
 void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 
+/* Deletes the objects a collection's selectors pick, each as a DELETE of
+ * it would, and answers the list of them (api_write.c). */
+void as_api_delete_collection(as_api *api, const as_request *req, const as_path *p,
+                              as_response *resp);
+
+/* pods/log, exec, attach and portforward (api_connect.c). */
+void as_api_pod_connect(as_api *api, const as_request *req, const as_path *p, as_response *resp);
+
+/* SelfSubjectAccessReview and SelfSubjectRulesReview (api_review.c). */
+void as_api_review(as_api *api, const as_request *req, const as_path *p, as_response *resp);
+
 /* Starts a watch (watch.c); answers errors itself. */
 void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 

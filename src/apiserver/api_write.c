@@ -14,11 +14,13 @@
 #include "apiserver/decode.h"
 #include "apiserver/strategy.h"
 #include "apiserver/table.h"
+#include "apiserver/views.h"
 #include "kube/patch.h"
 #include "kube/protobuf.h"
 #include "kube/smp.h"
 #include "kube/json.h"
 #include "kube/pod.h"
+#include "kube/selector.h"
 #include "kube/time.h"
 #include "util/buf.h"
 #include "util/random.h"
@@ -218,6 +220,33 @@ static void respond_json(as_response *resp, unsigned status, json_t *obj)
     as_respond_object(resp, status, b);
 }
 
+/* A stored object in the form of r (views.h). */
+static json_t *load_stored(const as_resource *r, const as_object *o)
+{
+    return as_view_from_stored(r, json_loadb(o->json->text, o->json->len, 0, NULL));
+}
+
+/* as_store_put and as_store_delete of an object in r's form. Need the lock. */
+static const as_object *put_object(as_api *api, const as_resource *r, const char *ns,
+                                   const char *name, const json_t *obj, gp_error *err)
+{
+    if (!as_is_view(r)) return as_store_put(api->store, r, ns, name, (json_t *)obj, err);
+    json_t *stored = as_view_to_stored(r, json_incref((json_t *)obj));
+    const as_object *o = as_store_put(api->store, as_storage(r), ns, name, stored, err);
+    json_decref(stored);
+    return o;
+}
+
+static as_blob *delete_object(as_api *api, const as_resource *r, const char *ns, const char *name,
+                              const json_t *obj, gp_error *err)
+{
+    if (!as_is_view(r)) return as_store_delete(api->store, r, ns, name, (json_t *)obj, err);
+    json_t *stored = as_view_to_stored(r, json_incref((json_t *)obj));
+    as_blob *b = as_store_delete(api->store, as_storage(r), ns, name, stored, err);
+    json_decref(stored);
+    return b;
+}
+
 static void store_failed(as_response *resp, const gp_error *err)
 {
     as_status(resp, 500, "InternalError", err->text);
@@ -393,7 +422,7 @@ static void create_object(as_api *api, const as_request *req, const as_path *p,
     gp_error err = {0};
     const as_object *stored;
     uint64_t written = 0;
-    if (as_store_get(api->store, p->resource, p->ns, name)) {
+    if (as_store_get(api->store, as_storage(p->resource), p->ns, name)) {
         as_error_already_exists(resp, p->resource, name);
         goto done;
     }
@@ -401,11 +430,11 @@ static void create_object(as_api *api, const as_request *req, const as_path *p,
         respond_json(resp, 201, obj);
         goto done;
     }
-    if (!(stored = as_store_put(api->store, p->resource, p->ns, name, obj, &err))) {
+    if (!(stored = put_object(api, p->resource, p->ns, name, obj, &err))) {
         store_failed(resp, &err);
     } else {
         written = stored->rv;
-        as_respond_object(resp, 201, as_blob_ref(stored->json));
+        as_respond_object(resp, 201, as_view_blob(p->resource, as_blob_ref(stored->json)));
     }
 done:
     as_store_unlock(api->store);
@@ -422,11 +451,6 @@ void as_api_create(as_api *api, const as_request *req, const as_path *p, as_resp
     json_decref(obj);
     as_attach_warnings(resp, warnings);
     json_decref(warnings);
-}
-
-static json_t *load_stored(const as_object *o)
-{
-    return json_loadb(o->json->text, o->json->len, 0, NULL);
 }
 
 /* Equal ignoring metadata.resourceVersion: a write that would change
@@ -515,7 +539,7 @@ static int store_update(as_api *api, const as_request *req, const as_path *p, js
     bool unchanged = same_object(obj, old); /* both are ours: no lock needed */
     uint64_t written = 0;
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, r, p->ns, p->name);
+    const as_object *o = as_store_get(api->store, as_storage(r), p->ns, p->name);
     if (!o) {
         as_store_unlock(api->store);
         as_error_not_found(resp, r, p->name);
@@ -526,24 +550,24 @@ static int store_update(as_api *api, const as_request *req, const as_path *p, js
         return RETRY;
     }
     if (unchanged) {
-        as_respond_object(resp, 200, as_blob_ref(o->json));
+        as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(o->json)));
     } else if (dry_run) {
         respond_json(resp, 200, obj);
     } else if (deletion_complete(obj)) {
-        as_blob *last = as_store_delete(api->store, r, p->ns, p->name, obj, &err);
+        as_blob *last = delete_object(api, r, p->ns, p->name, obj, &err);
         if (!last) {
             store_failed(resp, &err);
         } else {
             written = as_store_rv(api->store);
-            as_respond_object(resp, 200, last);
+            as_respond_object(resp, 200, as_view_blob(p->resource, last));
         }
     } else {
-        const as_object *stored = as_store_put(api->store, r, p->ns, p->name, obj, &err);
+        const as_object *stored = put_object(api, r, p->ns, p->name, obj, &err);
         if (!stored) {
             store_failed(resp, &err);
         } else {
             written = stored->rv;
-            as_respond_object(resp, 200, as_blob_ref(stored->json));
+            as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(stored->json)));
         }
     }
     as_store_unlock(api->store);
@@ -557,7 +581,7 @@ static json_t *read_current(as_api *api, const as_path *p, uint64_t *rv, size_t 
                             as_response *resp)
 {
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
     as_blob *b = o ? as_blob_ref(o->json) : NULL;
     *rv = o ? o->rv : 0;
     *len = b ? b->len : 0;
@@ -566,7 +590,7 @@ static json_t *read_current(as_api *api, const as_path *p, uint64_t *rv, size_t 
         as_error_not_found(resp, p->resource, p->name);
         return NULL;
     }
-    json_t *obj = json_loadb(b->text, b->len, 0, NULL);
+    json_t *obj = as_view_from_stored(p->resource, json_loadb(b->text, b->len, 0, NULL));
     as_blob_unref(b);
     if (!obj) as_status(resp, 500, "InternalError", "a stored object does not parse");
     return obj;
@@ -875,13 +899,13 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
     gp_error err = {0};
     uint64_t written = 0;
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
     if (!o) {
         as_store_unlock(api->store);
         as_error_not_found(resp, p->resource, p->name);
         return;
     }
-    json_t *obj = load_stored(o);
+    json_t *obj = load_stored(p->resource, o);
     json_t *meta = metadata_of(obj);
     char rv[24];
     snprintf(rv, sizeof rv, "%llu", (unsigned long long)o->rv);
@@ -912,19 +936,18 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
             json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
         }
         if (!finalizers && grace == 0) goto remove;
-        json_t *old = load_stored(o);
+        json_t *old = load_stored(p->resource, o);
         if (opt.dry_run) {
             respond_json(resp, 200, obj);
         } else if (same_object(obj, old)) {
-            as_respond_object(resp, 200, as_blob_ref(o->json));
+            as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(o->json)));
         } else {
-            const as_object *stored =
-                as_store_put(api->store, p->resource, p->ns, p->name, obj, &err);
+            const as_object *stored = put_object(api, p->resource, p->ns, p->name, obj, &err);
             if (!stored) {
                 store_failed(resp, &err);
             } else {
                 written = stored->rv;
-                as_respond_object(resp, 200, as_blob_ref(stored->json));
+                as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(stored->json)));
             }
         }
         json_decref(old);
@@ -935,12 +958,12 @@ remove:
         respond_json(resp, 200, obj);
         goto done;
     }
-    as_blob *last = as_store_delete(api->store, p->resource, p->ns, p->name, obj, &err);
+    as_blob *last = delete_object(api, p->resource, p->ns, p->name, obj, &err);
     if (!last) {
         store_failed(resp, &err);
     } else {
         written = as_store_rv(api->store);
-        as_respond_object(resp, 200, last);
+        as_respond_object(resp, 200, as_view_blob(p->resource, last));
     }
 done:
     as_store_unlock(api->store);
@@ -1028,12 +1051,12 @@ void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_respon
         }
         gp_error err = {0};
         as_store_lock(api->store);
-        const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+        const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
         const as_object *stored = NULL;
         if (!o) {
             as_error_not_found(resp, p->resource, p->name);
         } else if (o->rv == rv) {
-            stored = as_store_put(api->store, p->resource, p->ns, p->name, pod, &err);
+            stored = put_object(api, p->resource, p->ns, p->name, pod, &err);
             if (!stored) store_failed(resp, &err);
         }
         bool retry = o && !stored && o->rv != rv;
@@ -1094,4 +1117,92 @@ int as_api_bootstrap(as_api *api, gp_error *err)
         }
     }
     return 0;
+}
+
+/* The names a deletecollection deletes, picked under the lock. */
+typedef struct picked {
+    char ns[254], name[254];
+} picked;
+
+static picked *pick(as_api *api, const as_request *req, const as_path *p, size_t *count,
+                    as_response *resp)
+{
+    kube_label_selector *ls;
+    kube_field_selector *fs;
+    if (as_api_selectors(req, p->resource, &ls, &fs, resp) != 0) return NULL;
+    as_store_lock(api->store);
+    const as_object **all;
+    size_t n = as_store_list(api->store, as_storage(p->resource), p->ns[0] ? p->ns : NULL, &all);
+    picked *out = calloc(n ? n : 1, sizeof *out);
+    *count = 0;
+    for (size_t i = 0; out && i < n; i++) {
+        if (!as_api_matches(all[i]->index, ls, fs)) continue;
+        picked *k = &out[*count];
+        json_t *parsed = json_loadb(all[i]->json->text, all[i]->json->len, 0, NULL);
+        const json_t *m = json_object_get(parsed, "metadata");
+        snprintf(k->ns, sizeof k->ns, "%s", kube_str(m, "namespace"));
+        snprintf(k->name, sizeof k->name, "%s", kube_str(m, "name"));
+        json_decref(parsed);
+        if (k->name[0]) (*count)++;
+    }
+    as_store_unlock(api->store);
+    free(all);
+    kube_label_selector_free(ls);
+    kube_field_selector_free(fs);
+    if (!out) as_status(resp, 500, "InternalError", "out of memory");
+    return out;
+}
+
+/* The registry's DeleteCollection: every object the selectors pick is
+ * deleted as a DELETE of it with the same options would delete it (graceful
+ * for pods), and the answer is the list of what was deleted, each in its
+ * last state; one already gone is passed over, another error ends it. */
+void as_api_delete_collection(as_api *api, const as_request *req, const as_path *p,
+                              as_response *resp)
+{
+    delete_options opt;
+    if (read_delete_options(req, &opt, resp) != 0) return;
+    size_t n;
+    picked *names = pick(api, req, p, &n, resp);
+    if (!names) return;
+    char av[96];
+    as_api_version(p->resource, av, sizeof av);
+    gp_buf b = {0};
+    gp_buf_addf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{},\"items\":[",
+                p->resource->kind, av);
+    size_t items = 0;
+    for (size_t i = 0; i < n; i++) {
+        as_path one = *p;
+        snprintf(one.ns, sizeof one.ns, "%s", names[i].ns);
+        snprintf(one.name, sizeof one.name, "%s", names[i].name);
+        as_response r = {0};
+        as_api_delete(api, req, &one, &r);
+        if (r.status == 200) {
+            if (items++) gp_buf_addc(&b, ',');
+            if (r.blob)
+                gp_buf_addn(&b, r.blob->text, r.blob->len);
+            else
+                gp_buf_addn(&b, r.body, r.len);
+        } else if (r.status != 404) {
+            as_response_free(resp);
+            *resp = r;
+            gp_buf_free(&b);
+            free(names);
+            return;
+        }
+        as_response_free(&r);
+    }
+    free(names);
+    gp_buf_add(&b, "]}");
+    size_t len = b.len;
+    char *body = gp_buf_take(&b);
+    if (!body) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    memset(resp, 0, sizeof *resp);
+    resp->status = 200;
+    resp->content_type = "application/json";
+    resp->body = body;
+    resp->len = len;
 }
