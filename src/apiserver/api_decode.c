@@ -204,6 +204,7 @@ json_t *as_decode_request(const as_request *req, const as_resource *r, as_field_
     char *strict_msg = NULL;
     if (!why && settle_strict(res.strict, fv, warnings) != 0)
         why = strict_msg = as_decode_strict_message(res.strict);
+    if (!why && res.unknown) as_decode_prune(obj, t);
     if (why) {
         char *msg = gp_format("%s in version \"%s\" cannot be handled as a %s: %s", r->kind,
                               r->version, r->kind, why);
@@ -240,7 +241,7 @@ static void patch_invalid(as_response *resp, const char *value, const char *why)
 }
 
 int as_decode_patched(const as_resource *r, as_patch_type type, const json_t *patch,
-                      json_t *patch_strict, const json_t *patched, as_field_validation fv,
+                      json_t *patch_strict, json_t *patched, as_field_validation fv,
                       json_t *warnings, as_response *resp)
 {
     const as_gotype *t = as_gotype_find(r->group, r->kind);
@@ -257,6 +258,7 @@ int as_decode_patched(const as_resource *r, as_patch_type type, const json_t *pa
     if (!why && settle_strict(strict, fv, warnings) != 0)
         why = strict_msg = as_decode_strict_message(strict);
     int rc = 0;
+    if (!why && res.unknown) as_decode_prune((json_t *)patched, t);
     if (why) {
         /* what the error shows: the patch as Go prints the map it decoded,
          * or the patched object's JSON */

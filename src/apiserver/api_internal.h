@@ -88,7 +88,8 @@ int as_check_type(json_t *obj, const as_resource *r, as_response *resp);
 /* A create's or an update's body as an object of r: JSON, YAML or protobuf,
  * decoded by type (decode.h) with the 400s kube-apiserver gives; strict
  * errors refuse it under Strict and are appended to `warnings` under
- * Warn. NULL after answering. */
+ * Warn, and the fields no Go struct has are dropped. NULL after
+ * answering. */
 json_t *as_decode_request(const as_request *req, const as_resource *r, as_field_validation fv,
                           json_t *warnings, as_response *resp);
 
@@ -100,10 +101,10 @@ json_t *as_decode_patch_strict(const char *text, size_t len, as_patch_type type,
 
 /* The patched object checked by type as the patcher checks it: a 422
  * `patch: Invalid value: ...` for a type error, and for strict errors (the
- * patch's, in patch_strict, then the object's) under Strict. -1 after
- * answering. */
+ * patch's, in patch_strict, then the object's) under Strict; what no Go
+ * struct has is dropped from `patched` otherwise. -1 after answering. */
 int as_decode_patched(const as_resource *r, as_patch_type type, const json_t *patch,
-                      json_t *patch_strict, const json_t *patched, as_field_validation fv,
+                      json_t *patch_strict, json_t *patched, as_field_validation fv,
                       json_t *warnings, as_response *resp);
 
 /* The warnings go out as Warning headers with the answer. */

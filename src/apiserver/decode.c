@@ -301,8 +301,9 @@ typedef struct walker {
      * the JSON names of the fields from the root, "." joined */
     const char *context_struct;
     as_decode_path fields;
-    char *error; /* the first type error (encoding/json goes on after it) */
-    char *fatal; /* an error that stopped the decoding */
+    char *error;    /* the first type error (encoding/json goes on after it) */
+    char *fatal;    /* an error that stopped the decoding */
+    size_t unknown; /* fields no struct has, strict or not */
 } walker;
 
 static const char *json_word(const json_t *v)
@@ -473,6 +474,7 @@ static void walk_struct(walker *w, const json_t *obj, const as_gostruct *st)
     {
         const as_gotype *ft = as_gostruct_field(st, key);
         if (!ft) {
+            w->unknown++;
             if (w->strict) as_decode_strict_add(w->strict, "unknown", &w->path, key);
             continue;
         }
@@ -615,6 +617,7 @@ int as_decode_check(const json_t *obj, const as_gotype *t, as_decoder decoder, b
     r->strict = json_array();
     walker w = {.decoder = decoder, .strict = strict ? r->strict : NULL};
     walk_value(&w, obj, t);
+    r->unknown = w.unknown;
     if (w.fatal) {
         free(w.error);
         r->error = w.fatal;
@@ -622,6 +625,38 @@ int as_decode_check(const json_t *obj, const as_gotype *t, as_decoder decoder, b
         r->error = w.error;
     }
     return r->error ? -1 : 0;
+}
+
+/* Drops what no Go struct has, as decoding into the structs drops it. */
+static void prune(json_t *v, const as_gotype *t)
+{
+    if (!v || !t) return;
+    if (t->k == GT_STRUCT && json_is_object(v)) {
+        const char *key;
+        json_t *member;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, key, member)
+        {
+            const as_gotype *ft = as_gostruct_field(t->st, key);
+            if (!ft)
+                json_object_del(v, key);
+            else
+                prune(member, ft);
+        }
+    } else if (t->k == GT_SLICE && json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) prune(e, t->elem);
+    } else if (t->k == GT_MAP && json_is_object(v)) {
+        const char *key;
+        json_t *e;
+        json_object_foreach(v, key, e) prune(e, t->elem);
+    }
+}
+
+void as_decode_prune(json_t *obj, const as_gotype *t)
+{
+    prune(obj, t);
 }
 
 void as_decode_result_clear(as_decode_result *r)

@@ -45,6 +45,8 @@ typedef struct as_decode_result {
      * 100, as sigs.k8s.io/json keeps), e.g. "unknown field \"spec.bogus\"";
      * an array (caller decrefs), empty when there are none. */
     json_t *strict;
+    /* How many fields no Go struct has were met (strict or not). */
+    size_t unknown;
 } as_decode_result;
 
 /* Checks obj against type t. strict collects unknown fields. Returns 0
@@ -52,6 +54,10 @@ typedef struct as_decode_result {
  * is always set (NULL only when out of memory). */
 int as_decode_check(const json_t *obj, const as_gotype *t, as_decoder decoder, bool strict,
                     as_decode_result *r);
+
+/* Drops from obj the fields no Go struct of t has, as decoding it into the
+ * structs and writing it out again drops them (what Warn and Ignore store). */
+void as_decode_prune(json_t *obj, const as_gotype *t);
 
 /* Adds to `strict` the duplicate fields of the JSON text (len bytes) read
  * as type t ("duplicate field \"metadata.name\""), as sigs.k8s.io/json
