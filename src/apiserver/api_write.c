@@ -340,36 +340,67 @@ static int validate(const as_path *p, const json_t *obj, const json_t *old, cons
     return -1;
 }
 
-/* The account a pod runs as, parsed, or NULL. Needs the lock. */
+/* What ServiceAccount admission reads of an account, kept with its stored
+ * version (as_object.memo) so that a create parses no account: */
+enum {
+    SA_AUTOMOUNT_TRUE = 1,  /* automountServiceAccountToken: true */
+    SA_AUTOMOUNT_FALSE = 2, /* ... false (neither: not set) */
+    SA_PULL_SECRETS = 4,    /* it has imagePullSecrets: read it whole */
+};
+
+/* The account a pod runs as, as admission needs it (NULL: missing). Needs
+ * the lock. */
 static json_t *service_account(as_api *api, const char *ns, const char *name)
 {
-    const as_object *o =
-        as_store_get(api->store, as_resource_find("", "v1", "serviceaccounts"), ns, name);
-    return o ? json_loadb(o->json->text, o->json->len, 0, NULL) : NULL;
+    as_object *o = (as_object *)as_store_get(
+        api->store, as_resource_find("", "v1", "serviceaccounts"), ns, name);
+    if (!o) return NULL;
+    if (o->memo_rv != o->rv) {
+        json_t *sa = json_loadb(o->json->text, o->json->len, 0, NULL);
+        const json_t *a = json_object_get(sa, "automountServiceAccountToken");
+        o->memo = (json_is_true(a) ? SA_AUTOMOUNT_TRUE : 0) |
+                  (json_is_false(a) ? SA_AUTOMOUNT_FALSE : 0) |
+                  (json_array_size(json_object_get(sa, "imagePullSecrets")) ? SA_PULL_SECRETS : 0);
+        o->memo_rv = o->rv;
+        json_decref(sa);
+    }
+    if (o->memo & SA_PULL_SECRETS) return json_loadb(o->json->text, o->json->len, 0, NULL);
+    json_t *sa = json_object();
+    if (o->memo & (SA_AUTOMOUNT_TRUE | SA_AUTOMOUNT_FALSE))
+        json_object_set_new(sa, "automountServiceAccountToken",
+                            json_boolean(o->memo & SA_AUTOMOUNT_TRUE));
+    return sa;
 }
 
-/* ServiceAccount admission (when the server runs it): the pod's account
- * must exist. The default one is made by a controller right after its
- * namespace, so it is looked for again for a while, as the plugin's
- * getServiceAccount does (10 tries, 100-200 ms apart). Takes the lock
- * itself, never across a wait. */
-static int admit_service_account(as_api *api, const as_path *p, json_t *pod, const char *name,
-                                 as_response *resp)
+static bool admits_service_accounts(as_api *api, const as_path *p)
 {
-    if (!api->admit_service_accounts || strcmp(p->resource->resource, "pods") != 0 ||
-        p->resource->group[0])
-        return 0;
+    return api->admit_service_accounts && strcmp(p->resource->resource, "pods") == 0 &&
+           !p->resource->group[0];
+}
+
+static void mount_service_account(json_t *pod, const json_t *sa)
+{
+    char suffix[8];
+    generate_name("", suffix, sizeof suffix);
+    as_strategy_service_account(pod, sa, suffix);
+}
+
+/* ServiceAccount admission, when the account has to be waited for: the
+ * default one is made by a controller right after its namespace, so it is
+ * looked for again for a while, as the plugin's getServiceAccount does (10
+ * tries, 100-200 ms apart). Takes the lock itself, never across a wait. */
+static int admit_service_account_slowly(as_api *api, const as_path *p, json_t *pod,
+                                        const char *name, as_response *resp)
+{
     const char *sa_name = kube_str(json_object_get(pod, "spec"), "serviceAccountName");
     int tries = strcmp(sa_name, "default") == 0 ? 10 : 1;
     json_t *sa = NULL;
-    for (int i = 0; i < tries && !sa; i++) {
-        if (i) {
-            char hex[3] = "00";
-            gp_error err = {0};
-            gp_random_hex(hex, 1, &err);
-            struct timespec wait = {0, (100 + strtol(hex, NULL, 16) % 100) * 1000000L};
-            nanosleep(&wait, NULL);
-        }
+    for (int i = 1; i < tries && !sa; i++) {
+        char hex[3] = "00";
+        gp_error err = {0};
+        gp_random_hex(hex, 1, &err);
+        struct timespec wait = {0, (100 + strtol(hex, NULL, 16) % 100) * 1000000L};
+        nanosleep(&wait, NULL);
         as_store_lock(api->store);
         sa = service_account(api, p->ns, sa_name);
         as_store_unlock(api->store);
@@ -382,9 +413,7 @@ static int admit_service_account(as_api *api, const as_path *p, json_t *pod, con
         as_error_forbidden(resp, p->resource, name, why, NULL);
         return -1;
     }
-    char suffix[8];
-    generate_name("", suffix, sizeof suffix);
-    as_strategy_service_account(pod, sa, suffix);
+    mount_service_account(pod, sa);
     json_decref(sa);
     return 0;
 }
@@ -407,13 +436,21 @@ static void create_object(as_api *api, const as_request *req, const as_path *p,
      * naming one has no bound. */
     as_store_lock(api->store);
     bool admitted = admit_namespace(api, p, name, resp) == 0;
-    as_store_unlock(api->store);
-    admitted = admitted && admit_service_account(api, p, obj, name, resp) == 0;
-    if (admitted) {
-        as_store_lock(api->store);
-        admitted = admit_runtimeclass(api, p, obj, name, resp) == 0;
-        as_store_unlock(api->store);
+    bool waited = false;
+    if (admitted && admits_service_accounts(api, p)) {
+        json_t *sa =
+            service_account(api, p->ns, kube_str(kube_obj(obj, "spec"), "serviceAccountName"));
+        if (sa) mount_service_account(obj, sa);
+        waited = !sa;
+        json_decref(sa);
     }
+    if (waited) {
+        as_store_unlock(api->store);
+        admitted = admit_service_account_slowly(api, p, obj, name, resp) == 0;
+        as_store_lock(api->store);
+    }
+    admitted = admitted && admit_runtimeclass(api, p, obj, name, resp) == 0;
+    as_store_unlock(api->store);
     size_t bound = runtime_class_of(p, obj) ? SIZE_MAX : size_bound(req, 0);
     if (!admitted || validate(p, obj, NULL, name, resp) != 0 ||
         check_size(obj, p->resource, name, bound, resp) != 0)

@@ -251,18 +251,28 @@ const as_gotype *as_gostruct_field(const as_gostruct *st, const char *name)
 
 /* ---- paths ---- */
 
+/* Appends n bytes, cut at the buffer's end (a path that long is only ever
+ * an error's text). Every field of every body passes here: no printf. */
+static void path_add(as_decode_path *p, const char *s, size_t n)
+{
+    size_t room = sizeof p->text - 1 - p->len;
+    if (n > room) n = room;
+    memcpy(p->text + p->len, s, n);
+    p->len += n;
+    p->text[p->len] = '\0';
+}
+
 void as_decode_path_key(as_decode_path *p, const char *key)
 {
-    size_t room = sizeof p->text - p->len;
-    int n = snprintf(p->text + p->len, room, "%s%s", p->len ? "." : "", key);
-    p->len = n < 0 || (size_t)n >= room ? sizeof p->text - 1 : p->len + (size_t)n;
+    if (p->len) path_add(p, ".", 1);
+    path_add(p, key, strlen(key));
 }
 
 void as_decode_path_index(as_decode_path *p, size_t i)
 {
-    size_t room = sizeof p->text - p->len;
-    int n = snprintf(p->text + p->len, room, "[%zu]", i);
-    p->len = n < 0 || (size_t)n >= room ? sizeof p->text - 1 : p->len + (size_t)n;
+    char num[24];
+    int n = snprintf(num, sizeof num, "[%zu]", i);
+    path_add(p, num, n > 0 ? (size_t)n : 0);
 }
 
 void as_decode_path_cut(as_decode_path *p, size_t len)
