@@ -9,6 +9,7 @@
 #include "controllers/controllers_internal.h"
 #include "controllers/daemonset.h"
 #include "controllers/garbage_collector_internal.h"
+#include "controllers/namespace_internal.h"
 #include "controllers/kubelet_internal.h"
 #include "kube/time.h"
 #include "util/hash.h"
