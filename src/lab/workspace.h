@@ -26,6 +26,11 @@
  * files (nvidia only). */
 extern const char lab_evidence_dump[];
 extern const char lab_nvidia_dump[];
+/* And a node's whose NVIDIA handler is named nvidia-cdi, beside runc
+ * (src/lab/data/containerd-1.6.20-dump-nvidia-cdi.toml, recorded by the
+ * script beside it): no nvidia handler, though the text says nvidia and
+ * runtimes.nvidia. Step 4's dump without the handler. */
+extern const char lab_nvidia_cdi_dump[];
 
 /* $HOME/gpuop; /root/gpuop when run as root (the seeds' root). malloc'd;
  * NULL when no home directory is known. */
