@@ -367,7 +367,8 @@ static void grade_step5_files(grader *g)
 {
     manifest rc, pod;
     const char *h_rc = N_("A RuntimeClass maps a name pods use to a handler containerd must load.");
-    if (load_manifest(g, &rc, "k8s/runtimeclass.yaml", "RuntimeClass", "nvidia", "runtimeclass.file", h_rc)) {
+    if (load_manifest(g, &rc, "k8s/runtimeclass.yaml", "RuntimeClass", "nvidia",
+                      "runtimeclass.file", h_rc)) {
         manifest_field(g, &rc, "runtimeclass.name", "/metadata/name", "nvidia", h_rc);
         manifest_field(g, &rc, "runtimeclass.handler", "/handler", "nvidia",
                        N_("The handler is the runtime's name in containerd's runtimes table."));
@@ -483,6 +484,16 @@ static const char *message_hint(const char *line, const json_t *record)
               "it.");
 }
 
+/* A learner's line as a value: in quotes, malloc'd; NULL for NULL. */
+static char *quote(const char *line)
+{
+    if (!line) return NULL;
+    size_t n = strlen(line) + 3;
+    char *q = malloc(n);
+    if (q) snprintf(q, n, "\"%s\"", line);
+    return q;
+}
+
 static const char *reason_hint(const char *reason, const json_t *record)
 {
     if (same(reason, "Pending"))
@@ -527,15 +538,19 @@ static void grade_step5_out(grader *g)
     char where[128];
     out_where("unscheduled.txt", reason, where, sizeof where);
     bool reason_ok = same(reason_text, "Unschedulable");
+    /* The learner's lines, quoted: the scheduler's words are values. */
+    char *quoted = quote(reason_text);
     cond(g, "out.unscheduled.reason", reason_ok, where, "Unschedulable",
-         reason_text ? reason_text : _("(missing)"),
-         reason_ok ? h : reason_hint(reason_text, record));
+         quoted ? quoted : _("(missing)"), reason_ok ? h : reason_hint(reason_text, record));
+    free(quoted);
     out_where("unscheduled.txt", message, where, sizeof where);
     bool message_ok = message_text && in_list(record, message_text);
     const char *mh = message_text && !message_ok ? message_hint(message_text, record) : NULL;
+    quoted = quote(message_text);
     cond(g, "out.unscheduled.message", message_ok, where,
          _("the PodScheduled condition's message, word for word as the scheduler wrote it"),
-         message_text ? message_text : _("(missing)"), mh ? mh : h);
+         quoted ? quoted : _("(missing)"), mh ? mh : h);
+    free(quoted);
     lab_outfile_free(&f);
     json_decref(record);
 }
@@ -822,7 +837,8 @@ static void grade_step7_file(grader *g)
     manifest m;
     const char *h = N_("The device plugin reads its sharing config as a YAML string inside the "
                        "ConfigMap, under the key it is told (any).");
-    if (!load_manifest(g, &m, "k8s/time-slicing.yaml", "ConfigMap", "time-slicing-config", "timeslicing.file", h)) {
+    if (!load_manifest(g, &m, "k8s/time-slicing.yaml", "ConfigMap", "time-slicing-config",
+                       "timeslicing.file", h)) {
         manifest_free(&m);
         return;
     }
@@ -1058,7 +1074,8 @@ static void grade_step8_file(grader *g)
     manifest m;
     const char *h =
         N_("The toolkit DaemonSet, with a rolling update of at most one node at a time.");
-    if (!load_manifest(g, &m, "k8s/toolkit-ds.yaml", "DaemonSet", "nvidia-container-toolkit", "toolkit.file", h)) {
+    if (!load_manifest(g, &m, "k8s/toolkit-ds.yaml", "DaemonSet", "nvidia-container-toolkit",
+                       "toolkit.file", h)) {
         manifest_free(&m);
         return;
     }

@@ -890,8 +890,9 @@ static void check_static(json_t *conds, const char *path, const script_text *s)
     where_at(where, sizeof where, path, line, col);
     lab_condition(conds, "script.calls_dump", calls, where, "containerd config dump",
                   calls ? script_line_text(s, line) : _("no `containerd config dump` call"),
-                  N_("Ask containerd: `containerd config dump` prints the configuration as the "
-                     "binary itself reads it, imports included."));
+                  N_("Ask containerd: `containerd config dump` reads the files the way "
+                     "containerd itself merges them, imports included, and so shows what a "
+                     "(re)start would load."));
 
     bool absolute = script_find(s, RE_ABSOLUTE, &line, &col);
     where_at(where, sizeof where, path, absolute ? line : 0, absolute ? col : 0);
@@ -909,7 +910,9 @@ static void check_static(json_t *conds, const char *path, const script_text *s)
     lab_condition(conds, "script.no_config_read", !reads, where, _("no config file path"),
                   reads ? script_line_text(s, line) : _("no config file path in the script"),
                   N_("A file that defines a handler proves nothing about what containerd "
-                     "loaded: take the answer from the dump alone."));
+                     "loads: the dump shows what a start of containerd loads (the running "
+                     "daemon's CRI status, what it loaded). Take the answer from the dump "
+                     "alone."));
 }
 
 /* A private directory for the runs: bin/containerd (the stand-in), the two

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/file.h"
+#include "util/i18n.h"
 
 char *lab_path(const char *root, const char *rel)
 {
@@ -144,9 +145,9 @@ int lab_root_check(const char *root, bool may_create, char **real, gp_error *err
     const char *r = *real;
     const char *why = NULL;
     if (is_system_dir(r))
-        why = "a system directory";
+        why = _("a system directory");
     else if (same_dir(r, getenv("HOME")) || same_dir(r, home_of_account()))
-        why = "a home directory itself";
+        why = _("a home directory itself");
     if (why) {
         gp_error_set(err, root, 0, 0,
                      "the lab will not use %s (%s) as its workspace: it writes etc/, bin/ and "

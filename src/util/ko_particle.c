@@ -72,16 +72,46 @@ static bool is_vowel_letter(char c)
     return strchr("aeiouy", c | 0x20) != NULL;
 }
 
+static char lower(char c)
+{
+    return (char)(c | 0x20);
+}
+
+/* A final p, t or k after a short vowel is written as a final consonant
+ * (외래어 표기법: group 그룹, kit 킷, book 북); after a long vowel or a
+ * consonant it takes 으 (boot 부트, script 스크립트, check 체크). Short is
+ * read from the spelling: one vowel letter, or the oo of book and the ou of
+ * group. `i` is the final letter's index. */
+static bool short_vowel_before(const char *w, size_t i)
+{
+    size_t vowels = 0;
+    while (vowels < i && is_vowel_letter(w[i - 1 - vowels]))
+        vowels++;
+    if (vowels == 1) return true;
+    if (vowels == 2) {
+        char a = lower(w[i - 2]), b = lower(w[i - 1]), last = lower(w[i]);
+        return (a == 'o' && b == 'o' && last == 'k') || (a == 'o' && b == 'u' && last == 'p');
+    }
+    return false;
+}
+
 /* An English word is read as Korean writes it: a final l as ㄹ (toml, 토믈;
  * table, 테이블), a final m, n or ng as that consonant (item, json, string),
- * a silent e as the consonant before it (runtime, none; but note, 노트),
- * and every other ending with a vowel (docker, 도커; runc, 런씨; gpus). */
+ * a final p, t or k after a short vowel too (SystemdCgroup, 그룹; toolkit,
+ * 툴킷), a silent e as the consonant before it (runtime, none; but note,
+ * 노트), and every other ending with a vowel (docker, 도커; runc, 런씨). */
 static gp_ko_ending word_ending(const char *w, size_t n)
 {
-    char last = (char)(w[n - 1] | 0x20);
-    if (last == 'e' && n >= 2 && !is_vowel_letter(w[n - 2])) last = (char)(w[n - 2] | 0x20);
+    bool silent_e = false;
+    if (lower(w[n - 1]) == 'e' && n >= 2 && !is_vowel_letter(w[n - 2])) {
+        silent_e = true;
+        n--;
+    }
+    char last = lower(w[n - 1]);
     if (last == 'l') return GP_KO_RIEUL;
-    if (last == 'm' || last == 'n' || (last == 'g' && n >= 2 && (w[n - 2] | 0x20) == 'n'))
+    if (last == 'm' || last == 'n' || (last == 'g' && n >= 2 && lower(w[n - 2]) == 'n'))
+        return GP_KO_CONSONANT;
+    if (!silent_e && (last == 'p' || last == 't' || last == 'k') && short_vowel_before(w, n - 1))
         return GP_KO_CONSONANT;
     return GP_KO_VOWEL;
 }
@@ -135,8 +165,31 @@ static gp_ko_ending number_ending(const char *text, size_t start, size_t end)
     return zeros >= 12 && zeros <= 15 ? GP_KO_VOWEL : GP_KO_CONSONANT;
 }
 
+/* Before a parenthesis that closes at text[len - 1]: the length of what
+ * precedes its opening one (blanks before it left out), or `len` itself
+ * when it opens nothing or nothing precedes it. */
+static size_t before_aside(const char *text, size_t len)
+{
+    size_t depth = 0, i = len;
+    while (i > 0) {
+        char c = text[--i];
+        if (c == ')') depth++;
+        if (c == '(' && --depth == 0) break;
+    }
+    if (depth != 0) return len;
+    while (i > 0 && text[i - 1] == ' ')
+        i--;
+    return i > 0 ? i : len;
+}
+
 gp_ko_ending gp_ko_ending_of(const char *text, size_t len)
 {
+    /* A parenthesised aside after a word leaves the particle to the word:
+     * 'ds_request_gib'(16)는, 버전(3)이. */
+    if (len > 0 && text[len - 1] == ')') {
+        size_t before = before_aside(text, len);
+        if (before < len) return gp_ko_ending_of(text, before);
+    }
     uint32_t cp;
     do
         cp = last_code_point(text, &len);

@@ -211,6 +211,34 @@ YAML
     done
 }
 
+@test "the cluster steps' check, in text, JSON and JUnit, and status leave no English in ko or ja" {
+    # a mistake in every cluster step, so that each prints what it found and a hint
+    for f in unscheduled.txt node-gpu.txt slots.txt rollout.txt; do cp "$ROOT/out/$f" "$ROOT/out/$f.good"; done
+    printf 'Pending\n0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n' >"$ROOT/out/unscheduled.txt"
+    printf 'lab-node-0,4\nlab-node-1,\nlab-node-2,\n' >"$ROOT/out/node-gpu.txt"
+    sed -i 's/^ISOLATION=.*/ISOLATION=hardware/; s/^VRAM_GUARANTEED_PER_SLOT_GIB=.*/VRAM_GUARANTEED_PER_SLOT_GIB=8/' "$ROOT/out/slots.txt"
+    sed -i 's/^BLOCKER=.*/BLOCKER=insufficient-cpu/' "$ROOT/out/rollout.txt"
+    for lang in ko_KR.UTF-8 ja_JP.UTF-8; do
+        short=${lang%%_*}
+        for o in text json junit; do
+            env LANG=$lang "$GPUOP" lab check --root "$ROOT" -o $o >"$LAB_TMP/$o.$short" || true
+        done
+        env LANG=$lang "$GPUOP" lab status --root "$ROOT" >>"$LAB_TMP/text.$short" || true
+        env LANG=$lang "$GPUOP" lab steps --root "$ROOT" >>"$LAB_TMP/text.$short"
+    done
+    for f in unscheduled.txt node-gpu.txt slots.txt rollout.txt; do restore "$ROOT/out/$f"; done
+    for short in ko ja; do
+        for o in text json junit; do
+            run python3 "$GPUOP_SRC/tests/cli/untranslated.py" $o "$short" <"$LAB_TMP/$o.$short"
+            echo "$output"
+            [ "$status" -eq 0 ]
+        done
+    done
+    cp "$LAB_TMP/text.ko" "$LAB_TMP/out.ko"
+    # every failed condition printed its hint, in the language asked for
+    [ "$(grep -c '힌트:' "$LAB_TMP/out.ko")" -ge 6 ]
+}
+
 @test "junit output is well-formed and counts the failures" {
     cp "$ROOT/out/slots.txt" "$ROOT/out/slots.txt.good"
     sed -i 's/^ISOLATION=.*/ISOLATION=hardware/' "$ROOT/out/slots.txt"

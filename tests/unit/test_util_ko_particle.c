@@ -106,28 +106,36 @@ static void test_letters(void **state)
         const char *word;
         gp_ko_ending e;
     } cases[] = {
-        {"control", GP_KO_RIEUL},       /* 컨트롤 */
-        {"table", GP_KO_RIEUL},         /* 테이블 */
-        {"Unschedulable", GP_KO_RIEUL}, /* 언스케줄러블 */
-        {"runtime", GP_KO_CONSONANT},   /* 런타임 */
-        {"none", GP_KO_CONSONANT},      /* 논 */
-        {"boolean", GP_KO_CONSONANT},   /* 불리언 */
-        {"string", GP_KO_CONSONANT},    /* 스트링 */
-        {"Running", GP_KO_CONSONANT},   /* 러닝 */
-        {"docker", GP_KO_VOWEL},        /* 도커 */
-        {"nvidia", GP_KO_VOWEL},        /* 엔비디아 */
-        {"runc", GP_KO_VOWEL},          /* 런씨 */
-        {"containerd", GP_KO_VOWEL},    /* 컨테이너디 */
-        {"runtimes", GP_KO_VOWEL},      /* 런타임스 */
-        {"true", GP_KO_VOWEL},          /* 트루 */
-        {"false", GP_KO_VOWEL},         /* 폴스 */
-        {"note", GP_KO_VOWEL},          /* 노트 */
-        {"v", GP_KO_VOWEL},             /* 브이 */
-        {"l", GP_KO_RIEUL},             /* 엘 */
-        {"TOML", GP_KO_RIEUL},          /* 티오엠엘 */
-        {"RAM", GP_KO_CONSONANT},       /* 알에이엠 */
-        {"GPU", GP_KO_VOWEL},           /* 지피유 */
-        {"ISOLATION", GP_KO_CONSONANT}, /* a word: 아이솔레이션 */
+        {"control", GP_KO_RIEUL},           /* 컨트롤 */
+        {"table", GP_KO_RIEUL},             /* 테이블 */
+        {"Unschedulable", GP_KO_RIEUL},     /* 언스케줄러블 */
+        {"runtime", GP_KO_CONSONANT},       /* 런타임 */
+        {"none", GP_KO_CONSONANT},          /* 논 */
+        {"boolean", GP_KO_CONSONANT},       /* 불리언 */
+        {"string", GP_KO_CONSONANT},        /* 스트링 */
+        {"Running", GP_KO_CONSONANT},       /* 러닝 */
+        {"docker", GP_KO_VOWEL},            /* 도커 */
+        {"nvidia", GP_KO_VOWEL},            /* 엔비디아 */
+        {"runc", GP_KO_VOWEL},              /* 런씨 */
+        {"containerd", GP_KO_VOWEL},        /* 컨테이너디 */
+        {"runtimes", GP_KO_VOWEL},          /* 런타임스 */
+        {"true", GP_KO_VOWEL},              /* 트루 */
+        {"false", GP_KO_VOWEL},             /* 폴스 */
+        {"note", GP_KO_VOWEL},              /* 노트 */
+        {"v", GP_KO_VOWEL},                 /* 브이 */
+        {"l", GP_KO_RIEUL},                 /* 엘 */
+        {"TOML", GP_KO_RIEUL},              /* 티오엠엘 */
+        {"RAM", GP_KO_CONSONANT},           /* 알에이엠 */
+        {"GPU", GP_KO_VOWEL},               /* 지피유 */
+        {"ISOLATION", GP_KO_CONSONANT},     /* a word: 아이솔레이션 */
+        {"SystemdCgroup", GP_KO_CONSONANT}, /* ...그룹 */
+        {"setup", GP_KO_CONSONANT},         /* 셋업 */
+        {"toolkit", GP_KO_CONSONANT},       /* 툴킷 */
+        {"book", GP_KO_CONSONANT},          /* 북 */
+        {"script", GP_KO_VOWEL},            /* 스크립트 */
+        {"check", GP_KO_VOWEL},             /* 체크 */
+        {"boot", GP_KO_VOWEL},              /* 부트 */
+        {"type", GP_KO_VOWEL},              /* a silent e: 타이프 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         if (ending(cases[i].word) != cases[i].e) print_error("%s\n", cases[i].word);
@@ -148,6 +156,11 @@ static void test_closers_and_edges(void **state)
     expect("[plugins.\"io.containerd.grpc.v1.cri\"](으)로",
            "[plugins.\"io.containerd.grpc.v1.cri\"]로");
     expect("(20)(으)로", "(20)으로");
+    /* an aside after a word: the word takes the particle */
+    expect("'ds_request_gib'(16)은(는)", "'ds_request_gib'(16)는");
+    expect("드롭인 버전(3)이(가)", "드롭인 버전(3)이");
+    expect("%s (pid 42)이(가)", "%s (pid 42)가"); /* s: 에스 */
+    expect("값 (a (b))을(를)", "값 (a (b))을");
     expect("“값”을(를)", "“값”을");
     /* nothing before it, or a symbol: the vowel form */
     expect("을(를)", "를");
