@@ -274,6 +274,37 @@ static json_t *snapshot(const lab_case *c)
     return snap;
 }
 
+/* ---- every check has a wrong answer that needs it ---- */
+
+/* The condition codes the grader gave across the cases, and the ones the
+ * cases name as failing: a code given but never named is a check no wrong
+ * answer depends on, which could stop working unnoticed. */
+static json_t *codes_seen, *codes_named;
+
+static void note_codes(const lab_case *c, const json_t *result)
+{
+    size_t i;
+    const json_t *cond;
+    json_array_foreach(json_object_get(result, "conditions"), i, cond) json_object_set_new(
+        codes_seen, json_string_value(json_object_get(cond, "code")), json_string(c->name));
+}
+
+static void every_check_has_a_wrong_answer(void **state)
+{
+    (void)state;
+    const char *code;
+    const json_t *where;
+    size_t missing = 0;
+    json_object_foreach(codes_seen, code, where)
+    {
+        if (json_object_get(codes_named, code)) continue;
+        print_error("%s (given in %s) is the failing condition of no wrong answer\n", code,
+                    json_string_value(where));
+        missing++;
+    }
+    assert_int_equal(missing, 0);
+}
+
 /* ---- judging ---- */
 
 static const json_t *condition(const json_t *result, const char *code)
@@ -383,6 +414,7 @@ static void run_case(void **state)
     }
     if (!r) fail_msg("%s: grading: %s", c->name, err.text);
     record_result(c, r);
+    note_codes(c, r);
     judge(c, r);
     json_decref(r);
 }
@@ -405,6 +437,8 @@ static int by_name(const void *a, const void *b)
 int main(void)
 {
     choose_language();
+    codes_seen = json_object();
+    codes_named = json_object();
     size_t n = 0, cap = 512;
     struct CMUnitTest *tests = calloc(cap, sizeof *tests);
     lab_case *cases = calloc(cap, sizeof *cases);
@@ -418,7 +452,7 @@ int main(void)
             return 1;
         }
         struct dirent *de;
-        while ((de = readdir(d)) && n < cap) {
+        while ((de = readdir(d)) && n + 1 < cap) {
             if (de->d_name[0] == '.') continue;
             lab_case *c = &cases[n];
             join(c->dir, sizeof c->dir, dir, de->d_name);
@@ -427,6 +461,8 @@ int main(void)
             join(c->name, sizeof c->name, step_dir, de->d_name);
             c->step = step;
             read_case(c);
+            for (size_t k = 0; k < c->nfail; k++)
+                json_object_set_new(codes_named, c->fail[k], json_true());
             per_step[step][c->expect_pass]++;
             tests[n] = (struct CMUnitTest){c->name, run_case, NULL, cleanup, c};
             n++;
@@ -434,6 +470,9 @@ int main(void)
         closedir(d);
     }
     qsort(tests, n, sizeof *tests, by_name);
+    /* last, once every case has been graded */
+    tests[n++] = (struct CMUnitTest){"every check has a wrong answer",
+                                     every_check_has_a_wrong_answer, NULL, NULL, NULL};
     /* The corpus' own promise (issue 17): at least ten wrong answers and
      * five right ones for every step. */
     int short_of_it = 0;
@@ -449,5 +488,7 @@ int main(void)
     int failed = _cmocka_run_group_tests("lab_corpus", tests, n, NULL, NULL);
     free(tests);
     free(cases);
+    json_decref(codes_seen);
+    json_decref(codes_named);
     return failed;
 }
