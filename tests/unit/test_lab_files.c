@@ -601,7 +601,6 @@ static void step4_reading_the_config_fails(void **state)
     json_decref(r);
 }
 
-
 static void step4_never_ending_script_is_killed(void **state)
 {
     fixture *f = *state;
