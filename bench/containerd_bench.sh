@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# containerd merge benchmark: `gpuop containerd merge` against the real
-# `containerd --config X config dump`, whole processes.
+# containerd merge and start-up benchmark: gpuop's commands against the real
+# `containerd --config X config dump`, whole processes, in paired rounds.
 #
 #   bench/containerd_bench.sh [BUILD]      (bench/run.sh calls it; BUILD defaults to build)
 #
@@ -9,16 +9,28 @@
 #            temporary directory with the import rewritten to that copy
 #   50-dropins  a generated main config plus 50 drop-ins (runtimes, options,
 #            CNI, top-level scalars)
-# For each set and each tool: 1 warm-up run, then CONTAINERD_BENCH_RUNS (default
-# 20) timed runs (wall clock around fork+exec+wait, output to /dev/null), median
-# and min, and the peak RSS over those runs (wait4's ru_maxrss of each process).
-# The runs are started by a tiny C runner compiled here (BUILD/bench/cdrun): a
-# child's ru_maxrss includes the RSS its parent had when it forked, so a Python
-# launcher would add ~10 MiB to every process measured. gpuop
-# runs `containerd merge --config X --containerd 1.6` (text output); containerd
-# must be installed (`scripts/setup-deps.sh bench`). Prints a table with the
-# ratio containerd/gpuop and whether the targets (>= 10x faster, peak <= 4 MiB)
-# are met; the same numbers go to BUILD/bench/containerd.json.
+# On the lab set, the start-up of gpuop's commands that talk to no cluster:
+#   gpuop --version
+#   gpuop toml check config.toml
+#   gpuop containerd merge --config config.toml --containerd 1.6   (the target)
+#   gpuop containerd merge --config config.toml    (rules of the containerd on
+#                      PATH: one `containerd --version` run, a Go start-up)
+#   /bin/true          (what any process costs here)
+# each against `containerd config dump` of the same files; on 50-dropins,
+# merge --containerd 1.6 against it.
+# Paired rounds: 1 warm-up round, then CONTAINERD_BENCH_RUNS (default 30)
+# rounds, each running the reference and every command of its set once, in
+# an order that rotates from round to round (so that a slow spell of the
+# machine falls on all of them); wall clock around fork+exec+wait, output to
+# /dev/null. For each command: the median and min wall time, the median of
+# the per-round ratios containerd/command and their spread (25th to 75th
+# percentile), and the peak RSS (wait4's ru_maxrss of each process). The runs
+# are started by a tiny C runner compiled here (BUILD/bench/cdrun): a child's
+# ru_maxrss includes the RSS its parent had when it forked, so a Python
+# launcher would add ~10 MiB to every process measured. containerd must be
+# installed (`scripts/setup-deps.sh bench`). Prints a table and whether the
+# targets (merge of the lab set --containerd 1.6 >= 10x faster, merge peak
+# <= 4 MiB) are met; the same numbers go to BUILD/bench/containerd.json.
 #
 # Exit status: 0 on success (whether or not the targets are met), 1 when a tool
 # failed on a set, 2 on setup errors.
@@ -36,7 +48,7 @@ containerd=$(command -v containerd) ||
     die "containerd not found; run 'scripts/setup-deps.sh bench' (Debian package containerd)"
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || die "C compiler '$cc' not found; run 'scripts/setup-deps.sh build'"
-runs=${CONTAINERD_BENCH_RUNS:-20}
+runs=${CONTAINERD_BENCH_RUNS:-30}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "CONTAINERD_BENCH_RUNS must be a positive integer, got '$runs'"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpuop-cdbench.XXXXXX")
@@ -90,7 +102,7 @@ for i in $(seq -w 1 50); do
     } >"$gen/conf.d/$i-dropin.toml"
 done
 
-# ---- the runner: RUNS CMD... -> "EXIT MEDIAN_NS MIN_NS PEAK_KIB" ----
+# ---- the runner: RUNS CMD... [:: CMD...]... -> per command "EXIT PEAK_KIB NS..." ----
 mkdir -p "$build/bench"
 cdrun=$build/bench/cdrun
 cat >"$work/cdrun.c" <<'C'
@@ -99,124 +111,191 @@ cat >"$work/cdrun.c" <<'C'
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static int cmp(const void *a, const void *b)
+/* One command line of the set: its argv (NULL-terminated in place). */
+typedef struct cmd {
+    char **argv;
+    int exit; /* -1 before the first run; 255 when not the same every run */
+    long peak;
+    long long *ns;
+} cmd;
+
+/* Runs c once; returns its wall time, or -1. */
+static long long run_once(cmd *c, int devnull)
 {
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return (x > y) - (x < y);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
+        execvp(c->argv[0], c->argv);
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) < 0) return -1;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (c->exit < 0) c->exit = rc;
+    if (rc != c->exit) c->exit = 255;
+    if (ru.ru_maxrss > c->peak) c->peak = ru.ru_maxrss;
+    return (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fputs("usage: cdrun RUNS CMD [ARG...]\n", stderr);
+        fputs("usage: cdrun RUNS CMD [ARG...] [:: CMD [ARG...]]...\n", stderr);
         return 2;
     }
     int runs = atoi(argv[1]);
-    long long *t = calloc(runs > 0 ? (size_t)runs : 1, sizeof *t);
-    int devnull = open("/dev/null", O_RDWR);
-    if (runs < 1 || !t || devnull < 0) return 2;
-    long peak = 0;
-    int first = -1;
-    for (int i = -1; i < runs; i++) { /* i = -1: warm-up */
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        pid_t pid = fork();
-        if (pid < 0) return 2;
-        if (pid == 0) {
-            dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
-            execvp(argv[2], argv + 2);
-            _exit(127);
-        }
-        int st;
-        struct rusage ru;
-        if (wait4(pid, &st, 0, &ru) < 0) return 2;
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (first < 0) first = rc;
-        if (rc != first) first = 255; /* not the same every time */
-        if (i < 0) continue;
-        t[i] = (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
-        if (ru.ru_maxrss > peak) peak = ru.ru_maxrss;
+    cmd cmds[16];
+    int n = 0;
+    for (int i = 2; i < argc && n < 16; n++) {
+        cmds[n] = (cmd){.argv = &argv[i], .exit = -1};
+        while (i < argc && strcmp(argv[i], "::") != 0) i++;
+        if (i < argc) argv[i++] = NULL; /* argv[argc] is NULL already */
     }
-    qsort(t, (size_t)runs, sizeof *t, cmp);
-    long long median = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
-    printf("%d %lld %lld %ld\n", first, median, t[0], peak);
+    int devnull = open("/dev/null", O_RDWR);
+    if (runs < 1 || devnull < 0) return 2;
+    for (int k = 0; k < n; k++)
+        if (!(cmds[k].ns = calloc((size_t)runs, sizeof(long long)))) return 2;
+    for (int r = -1; r < runs; r++) { /* r = -1: warm-up */
+        for (int j = 0; j < n; j++) {
+            int k = (j + (r < 0 ? 0 : r)) % n; /* rotate the order */
+            long long t = run_once(&cmds[k], devnull);
+            if (t < 0) return 2;
+            if (r >= 0) cmds[k].ns[r] = t;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        printf("%d %ld", cmds[k].exit, cmds[k].peak);
+        for (int r = 0; r < runs; r++)
+            printf(" %lld", cmds[k].ns[r]);
+        putchar('\n');
+    }
     return 0;
 }
 C
 "$cc" -O2 -std=c11 -Wall -Wextra -o "$cdrun" "$work/cdrun.c" || die "could not build $cdrun"
 
-echo "containerd-bench: $("$containerd" --version); $runs runs each" >&2
+echo "containerd-bench: $("$containerd" --version); $runs paired rounds" >&2
 status=0
 "$python" - "$cdrun" "$gpuop" "$containerd" "$runs" "$build/bench/containerd.json" "$work" "$lab" "$gen" <<'PY' || status=$?
-import json, os, subprocess, sys
+import json, os, statistics, subprocess, sys
 
-cdrun, gpuop, containerd, runs, out_json, work = sys.argv[1:7]
-sets = [("lab", sys.argv[7]), ("50-dropins", sys.argv[8])]
+cdrun, gpuop, containerd, runs, out_json, work, lab, gen = sys.argv[1:9]
 cwd = os.path.join(work, "cwd")
 os.makedirs(cwd, exist_ok=True)
 env = dict(os.environ, LC_ALL="C.UTF-8")
 env.pop("LANGUAGE", None)
 
 
-def measure(cmd, ok):
-    """1 warm-up + RUNS runs through cdrun: median/min wall time, peak RSS."""
-    p = subprocess.run([cdrun, runs] + cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    try:
-        rc, median, low, peak = (int(x) for x in p.stdout.split())
-    except ValueError:
-        return {"error": f"cdrun failed (exit {p.returncode}): {p.stderr.strip()}"}
-    if rc not in ok:
-        how = "varies between runs" if rc == 255 else "every run"
-        return {"error": f"exit {rc} ({how}): {' '.join(cmd)}"}
-    return {"median_ms": median / 1e6, "min_ms": low / 1e6, "peak_kib": peak}
+def config(d):
+    return os.path.join(d, "config.toml")
 
 
-results = []
-failed = False
-for name, d in sets:
-    config = os.path.join(d, "config.toml")
-    nfiles = 1 + len([f for f in os.listdir(os.path.join(d, "conf.d")) if f.endswith(".toml")])
-    # merge: 0 the config loads, 1 it does not (the lab's CRI is refused on 1.6); 2 = cannot tell
-    g = measure([gpuop, "containerd", "merge", "--config", config, "--containerd", "1.6"], (0, 1))
-    c = measure([containerd, "--config", config, "config", "dump"], (0,))
-    for tool, r in (("gpuop", g), ("containerd", c)):
-        if "error" in r:
-            print(f"containerd-bench: {tool} failed on {name}: {r['error']}", file=sys.stderr)
-            failed = True
-    results.append({"set": name, "files": nfiles, "gpuop": g, "containerd": c})
+def merge(d, *more):
+    return [gpuop, "containerd", "merge", "--config", config(d)] + list(more)
+
+
+# name, files, [(label, argv, accepted exit codes)]; the first is the reference.
+# merge: 0 the config loads, 1 it does not (the lab's CRI is refused on 1.6).
+sets = [
+    ("lab", lab, [
+        ("containerd config dump", [containerd, "--config", config(lab), "config", "dump"], (0,)),
+        ("gpuop containerd merge --containerd 1.6", merge(lab, "--containerd", "1.6"), (0, 1)),
+        ("gpuop containerd merge (installed version)", merge(lab), (0, 1)),
+        ("gpuop toml check", [gpuop, "toml", "check", config(lab)], (0,)),
+        ("gpuop --version", [gpuop, "--version"], (0,)),
+        ("/bin/true", ["/bin/true"], (0,)),
+    ]),
+    ("50-dropins", gen, [
+        ("containerd config dump", [containerd, "--config", config(gen), "config", "dump"], (0,)),
+        ("gpuop containerd merge --containerd 1.6", merge(gen, "--containerd", "1.6"), (0, 1)),
+    ]),
+]
+
+
+def quartiles(xs):
+    if len(xs) < 2:
+        return xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4)
+    return q[0], q[2]
+
+
+def measure(cmds):
+    """Paired rounds through cdrun: per command its exit, peak RSS and times."""
+    argv = [cdrun, runs]
+    for i, (_, cmd, _) in enumerate(cmds):
+        argv += (["::"] if i else []) + cmd
+    p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    if p.returncode != 0 or len(lines) != len(cmds):
+        return None, f"cdrun failed (exit {p.returncode}): {p.stderr.strip()}"
+    out = []
+    for (label, cmd, ok), line in zip(cmds, lines):
+        rc, peak, *ns = (int(x) for x in line.split())
+        if rc not in ok:
+            how = "varies between runs" if rc == 255 else "every run"
+            return None, f"exit {rc} ({how}): {' '.join(cmd)}"
+        out.append({"command": label, "argv": cmd, "exit": rc, "peak_kib": peak,
+                    "median_ms": statistics.median(ns) / 1e6, "min_ms": min(ns) / 1e6,
+                    "times_ms": [t / 1e6 for t in ns]})
+    ref = out[0]
+    for r in out[1:]:
+        ratios = [a / b for a, b in zip(ref["times_ms"], r["times_ms"]) if b > 0]
+        r["ratio"] = statistics.median(ratios)
+        r["ratio_p25"], r["ratio_p75"] = quartiles(ratios)
+    return out, None
 
 
 def mib(kib):
     return f"{kib / 1024:.1f} MiB"
 
 
-print(f"containerd merge vs `containerd config dump` ({runs} runs each; median wall time, "
-      "whole process; peak RSS)")
-hdr = (f"{'set':<12} {'files':>5} {'gpuop':>10} {'containerd':>11} {'ratio':>7} {'gpuop RSS':>10} "
-       f"{'containerd RSS':>15}")
+results = []
+failed = False
+for name, d, cmds in sets:
+    nfiles = 1 + len([f for f in os.listdir(os.path.join(d, "conf.d")) if f.endswith(".toml")])
+    rows, error = measure(cmds)
+    if error:
+        print(f"containerd-bench: {name}: {error}", file=sys.stderr)
+        failed = True
+    results.append({"set": name, "files": nfiles, "rows": rows, "error": error})
+
+print(f"gpuop against `containerd config dump` ({runs} paired rounds; median wall time, "
+      "whole process; ratio: median of the rounds' containerd/command, 25th-75th percentile; "
+      "peak RSS)")
+hdr = (f"{'set':<10} {'files':>5} {'command':<43} {'median':>9} {'min':>9} {'ratio':>7} "
+       f"{'spread':>13} {'peak RSS':>9}")
 print(hdr)
 print("-" * len(hdr))
 speed_ok = mem_ok = True
-for r in results:
-    g, c = r["gpuop"], r["containerd"]
-    if "error" in g or "error" in c:
-        print(f"{r['set']:<12} {r['files']:>5}  FAILED")
+for s in results:
+    if s["error"]:
+        print(f"{s['set']:<10} {s['files']:>5}  FAILED: {s['error']}")
         speed_ok = mem_ok = False
         continue
-    ratio = c["median_ms"] / g["median_ms"] if g["median_ms"] > 0 else float("inf")
-    r["ratio"] = ratio
-    speed_ok &= ratio >= 10
-    mem_ok &= g["peak_kib"] <= 4 * 1024
-    print(f"{r['set']:<12} {r['files']:>5} {g['median_ms']:>7.2f} ms {c['median_ms']:>8.2f} ms {ratio:>6.1f}x "
-          f"{mib(g['peak_kib']):>10} {mib(c['peak_kib']):>15}")
-print(f"target >= 10x faster: {'met' if speed_ok else 'NOT met'}")
-print(f"target peak <= 4 MiB: {'met' if mem_ok else 'NOT met'}")
+    for r in s["rows"]:
+        ratio = spread = ""
+        if "ratio" in r:
+            ratio = f"{r['ratio']:.1f}x"
+            spread = f"{r['ratio_p25']:.1f}-{r['ratio_p75']:.1f}x"
+        print(f"{s['set']:<10} {s['files']:>5} {r['command']:<43} {r['median_ms']:>6.2f} ms "
+              f"{r['min_ms']:>6.2f} ms {ratio:>7} {spread:>13} {mib(r['peak_kib']):>9}")
+        if r["command"].startswith("gpuop containerd merge --containerd"):
+            mem_ok &= r["peak_kib"] <= 4 * 1024
+            if s["set"] == "lab":
+                speed_ok &= r["ratio"] >= 10
+print(f"target merge (lab, --containerd 1.6) >= 10x faster: {'met' if speed_ok else 'NOT met'}")
+print(f"target merge peak <= 4 MiB: {'met' if mem_ok else 'NOT met'}")
 with open(out_json, "w") as f:
     json.dump({"runs": int(runs), "results": results, "speed_target_met": speed_ok,
                "memory_target_met": mem_ok}, f, indent=2)

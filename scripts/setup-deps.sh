@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gpuop needs, skipping those already present.
 #
-#   scripts/setup-deps.sh [GROUP...]     groups: build test bench fuzz (default: build)
+#   scripts/setup-deps.sh [GROUP...]     groups: build test bench fuzz fresh (default: build)
+#   scripts/setup-deps.sh --list GROUP   print the group's packages, one a line
+#
+# build is all that `make run` needs; test, bench and fuzz are what `make test`,
+# `make bench` and `make fuzz` add; fresh is what scripts/fresh-machine.sh (the
+# CI stage after `make test`) needs to make an empty Debian 12 root.
 #
 # Idempotent: a second run installs nothing and prints one line. Exits 2 with a
 # clear message when a package is missing and cannot be installed (not root and
@@ -13,7 +18,18 @@ declare -A group_packages=(
     [test]="libcmocka-dev python3 bats valgrind locales containerd libtsan2"
     [bench]="g++ libtomlplusplus-dev python3 containerd"
     [fuzz]="clang libclang-rt-14-dev"
+    [fresh]="debootstrap debian-archive-keyring"
 )
+
+if [ "${1:-}" = "--list" ]; then
+    if [ $# -ne 2 ] || [ -z "${group_packages[$2]+x}" ]; then
+        echo "setup-deps: --list takes one group (known: ${!group_packages[*]})" >&2
+        exit 2
+    fi
+    # shellcheck disable=SC2086
+    printf '%s\n' ${group_packages[$2]}
+    exit 0
+fi
 
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build)

@@ -1,5 +1,5 @@
 /* The table of gpu-node-facts.md 2.1, and names for it. */
-#include "analyze/mig.h"
+#include "analyze/mig_internal.h"
 
 #include <ctype.h>
 #include <stdbool.h>

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "analyze/devplugin_config.h"
-#include "analyze/mig.h"
+#include "analyze/mig_internal.h"
+#include "analyze/nodes.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"
 
@@ -568,7 +569,7 @@ static const char *str(const json_t *r, const char *key)
     return s ? s : "?";
 }
 
-static void render_lab(FILE *f, const json_t *r)
+static void render_lab(const json_t *r, FILE *f)
 {
     const json_t *ce = json_object_get(r, "config_error");
     if (json_is_object(ce)) {
@@ -639,7 +640,7 @@ static void render_mig(FILE *f, const json_t *mig)
     }
 }
 
-static void render_text(FILE *f, const json_t *r)
+static void render_text(const json_t *r, FILE *f)
 {
     const json_t *ce = json_object_get(r, "config_error");
     const json_t *node = json_object_get(r, "node");
@@ -731,17 +732,5 @@ char *an_slots_render(const json_t *report, an_format fmt)
         memcpy(out + n, "\n", 2);
         return out;
     }
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return NULL;
-    if (fmt == AN_LAB)
-        render_lab(f, report);
-    else
-        render_text(f, report);
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return an_render(report, fmt, render_text, render_lab);
 }

@@ -9,6 +9,7 @@
 #include "analyze/nodes.h"
 #include "analyze/sched_message.h"
 #include "kube/quantity.h"
+#include "util/buf.h"
 #include "util/i18n.h"
 
 #define MAX_RES       32
@@ -677,18 +678,15 @@ static void render_scheduler(const json_t *r, FILE *out)
 static char *handler_list(const json_t *handlers)
 {
     if (!json_is_array(handlers)) return NULL;
-    size_t n = 1, i;
+    gp_buf out = {0};
+    size_t i;
     const json_t *h;
-    json_array_foreach(handlers, i, h) n +=
-        strlen(json_string_value(h) ? json_string_value(h) : "") + 1;
-    char *out = calloc(1, n);
-    if (!out) return NULL;
     json_array_foreach(handlers, i, h)
     {
-        if (i) strcat(out, ",");
-        strcat(out, json_string_value(h) ? json_string_value(h) : "");
+        if (i) gp_buf_addc(&out, ',');
+        gp_buf_add(&out, json_string_value(h) ? json_string_value(h) : "");
     }
-    return out;
+    return gp_buf_take(&out);
 }
 
 static void render_nodes(const json_t *r, FILE *out)

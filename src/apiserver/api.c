@@ -1,6 +1,6 @@
 /* The object API's read side and dispatch: paths, errors, GET and LIST.
  * Writes are in api_write.c, watches in watch.c. */
-#include "apiserver/api.h"
+#include "apiserver/api_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "apiserver/strategy.h"
 #include "apiserver/table.h"
 #include "kube/selector.h"
+#include "util/buf.h"
 
 static bool copy_segment(char *dst, size_t size, const char *src, size_t len)
 {
@@ -211,33 +212,6 @@ void as_respond_object(as_response *resp, unsigned status, as_blob *blob)
     resp->len = blob->len;
 }
 
-/* A growing text buffer; a failed growth leaves `failed` set. */
-typedef struct text_buf {
-    char *text;
-    size_t len, cap;
-    bool failed;
-} text_buf;
-
-static void buf_add(text_buf *b, const char *s, size_t n)
-{
-    if (b->failed) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *t = realloc(b->text, cap);
-        if (!t) {
-            b->failed = true;
-            return;
-        }
-        b->text = t;
-        b->cap = cap;
-    }
-    memcpy(b->text + b->len, s, n);
-    b->len += n;
-    b->text[b->len] = '\0';
-}
-
 /* A Table of stored objects. Rows are made one object at a time and
  * written out at once, so a table of 30,000 pods never holds 30,000 parsed
  * pods (nor their row objects) in memory together. */
@@ -255,14 +229,14 @@ static void respond_table(as_response *resp, const as_resource *r, as_blob *cons
     json_object_del(table, "rows");
     char *head = table ? json_dumps(table, JSON_COMPACT) : NULL;
     json_decref(table);
-    text_buf b = {.failed = head == NULL};
+    gp_buf b = {.state = head ? GP_BUF_OK : GP_BUF_NO_MEMORY};
     if (head) {
-        buf_add(&b, head, strlen(head) - 1);
-        buf_add(&b, ",\"rows\":[", 9);
+        gp_buf_addn(&b, head, strlen(head) - 1);
+        gp_buf_add(&b, ",\"rows\":[");
     }
     free(head);
     size_t written = 0;
-    for (size_t i = 0; i < n && !b.failed; i++) {
+    for (size_t i = 0; i < n && !gp_buf_failed(&b); i++) {
         json_t *o = json_loadb(blobs[i]->text, blobs[i]->len, 0, NULL);
         if (!o) continue;
         json_t *one = as_table(r->group, r->kind, &o, 1, false, NULL, now);
@@ -270,20 +244,21 @@ static void respond_table(as_response *resp, const as_resource *r, as_blob *cons
         char *row = json_dumps(json_array_get(json_object_get(one, "rows"), 0), JSON_COMPACT);
         json_decref(one);
         if (!row) continue;
-        if (written++) buf_add(&b, ",", 1);
-        buf_add(&b, row, strlen(row));
+        if (written++) gp_buf_addc(&b, ',');
+        gp_buf_add(&b, row);
         free(row);
     }
-    buf_add(&b, "]}", 2);
-    if (b.failed) {
-        free(b.text);
+    gp_buf_add(&b, "]}");
+    size_t len = b.len;
+    char *body = gp_buf_take(&b);
+    if (!body) {
         as_status(resp, 500, "InternalError", "out of memory");
         return;
     }
     resp->status = 200;
     resp->content_type = "application/json;as=Table;v=v1;g=meta.k8s.io";
-    resp->body = b.text;
-    resp->len = b.len;
+    resp->body = body;
+    resp->len = len;
 }
 
 static void get_object(as_api *api, const as_request *req, const as_path *p, as_response *resp)
@@ -339,48 +314,43 @@ bool as_api_matches(const as_blob *index, const kube_label_selector *ls,
 }
 
 /* "Pod" -> "PodList" envelope text up to the items. */
-static void list_head(const as_resource *r, uint64_t rv, const char *cont, text_buf *b)
+static void list_head(const as_resource *r, uint64_t rv, const char *cont, gp_buf *b)
 {
-    char av[96], head[512];
+    char av[96];
     as_api_version(r, av, sizeof av);
-    int n = snprintf(head, sizeof head,
-                     "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
-                     "\"%llu\"",
-                     r->kind, av, (unsigned long long)rv);
-    buf_add(b, head, (size_t)n);
-    if (cont) {
-        buf_add(b, ",\"continue\":\"", 13);
-        buf_add(b, cont, strlen(cont));
-        buf_add(b, "\"", 1);
-    }
-    buf_add(b, "},\"items\":[", 11);
+    gp_buf_addf(b,
+                "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                "\"%llu\"",
+                r->kind, av, (unsigned long long)rv);
+    if (cont) gp_buf_addf(b, ",\"continue\":\"%s\"", cont);
+    gp_buf_add(b, "},\"items\":[");
 }
 
 /* The LIST body without re-encoding: stored texts joined. */
 static void respond_list(as_response *resp, const as_resource *r, uint64_t rv, const char *cont,
                          as_blob *const *blobs, size_t n)
 {
-    text_buf b = {0};
+    gp_buf b = {0};
     size_t total = 600 + (cont ? strlen(cont) : 0);
     for (size_t i = 0; i < n; i++)
         total += blobs[i]->len + 1;
-    b.text = malloc(total);
-    b.cap = b.text ? total : 0;
+    gp_buf_reserve(&b, total); /* one allocation for a list of any size */
     list_head(r, rv, cont, &b);
     for (size_t i = 0; i < n; i++) {
-        if (i) buf_add(&b, ",", 1);
-        buf_add(&b, blobs[i]->text, blobs[i]->len);
+        if (i) gp_buf_addc(&b, ',');
+        gp_buf_addn(&b, blobs[i]->text, blobs[i]->len);
     }
-    buf_add(&b, "]}", 2);
-    if (b.failed || !b.text) {
-        free(b.text);
+    gp_buf_add(&b, "]}");
+    size_t len = b.len;
+    char *body = gp_buf_take(&b);
+    if (!body) {
         as_status(resp, 500, "InternalError", "out of memory");
         return;
     }
     resp->status = 200;
     resp->content_type = "application/json";
-    resp->body = b.text;
-    resp->len = b.len;
+    resp->body = body;
+    resp->len = len;
 }
 
 /* The continue token is opaque to clients: "RV:KEY" of the last item sent.

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiserver/api.h"
+#include "apiserver/api_internal.h"
 #include "apiserver/strategy.h"
+#include "apiserver/table.h"
 #include "kube/patch.h"
 #include "kube/protobuf.h"
 #include "kube/smp.h"

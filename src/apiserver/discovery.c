@@ -1,4 +1,4 @@
-#include "apiserver/discovery.h"
+#include "apiserver/discovery_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 #include "apiserver/routes.h"
 
-#include "apiserver/api.h"
-#include "apiserver/discovery.h"
+#include "apiserver/api_internal.h"
+#include "apiserver/discovery_internal.h"
 #include "apiserver/resources.h"
 #include "util/hash.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "apiserver/routes.h"
+#include "util/buf.h"
 
 struct as_server {
     struct MHD_Daemon *daemon;
@@ -38,9 +39,7 @@ static bool authorized(struct MHD_Connection *c, const as_server *s)
 
 /* What one request accumulates across MHD's calls. */
 typedef struct request_state {
-    char *body;
-    size_t len, cap;
-    bool too_large;
+    gp_buf body; /* max MAX_BODY_BYTES */
 } request_state;
 
 static void blob_done(void *cls)
@@ -90,30 +89,6 @@ static const char *query_value(void *ctx, const char *key)
     return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
-static void append_body(request_state *st, const char *data, size_t len)
-{
-    if (st->too_large) return;
-    if (st->len + len > MAX_BODY_BYTES) {
-        st->too_large = true;
-        return;
-    }
-    if (st->len + len + 1 > st->cap) {
-        size_t cap = st->cap ? st->cap : 4096;
-        while (cap < st->len + len + 1)
-            cap *= 2;
-        char *b = realloc(st->body, cap);
-        if (!b) {
-            st->too_large = true;
-            return;
-        }
-        st->body = b;
-        st->cap = cap;
-    }
-    memcpy(st->body + st->len, data, len);
-    st->len += len;
-    st->body[st->len] = '\0';
-}
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls)
@@ -124,20 +99,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (*con_cls == NULL) {
         request_state *st = calloc(1, sizeof *st);
         if (!st) return MHD_NO;
+        st->body.max = MAX_BODY_BYTES;
         *con_cls = st;
         return MHD_YES;
     }
     request_state *st = *con_cls;
     if (*upload_data_size) {
-        append_body(st, upload_data, *upload_data_size);
+        gp_buf_addn(&st->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
     as_response r;
     if (!authorized(c, s)) {
         as_status(&r, 401, "Unauthorized", "Unauthorized");
-    } else if (st->too_large) {
+    } else if (st->body.state == GP_BUF_TOO_LONG) {
         as_status(&r, 413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728");
+    } else if (gp_buf_failed(&st->body)) {
+        as_status(&r, 500, "InternalError", "out of memory");
     } else {
         as_request req = {.method = method,
                           .path = url,
@@ -145,8 +123,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                           .host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"),
                           .content_type =
                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
-                          .body = st->body,
-                          .body_len = st->len,
+                          .body = st->body.data,
+                          .body_len = st->body.len,
                           .query = query_value,
                           .query_ctx = c};
         as_route(s->api, &req, &r);
@@ -162,7 +140,7 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
     (void)why;
     request_state *st = *con_cls;
     if (!st) return;
-    free(st->body);
+    gp_buf_free(&st->body);
     free(st);
     *con_cls = NULL;
 }

@@ -299,7 +299,5 @@ char *as_strategy_decode_error(const char *group, const char *kind, const json_t
         break;
     }
     if (!why) return NULL;
-    as_sb sb = {0};
-    as_sb_addf(&sb, "%s in version \"v1\" cannot be handled as a %s: %s", kind, kind, why);
-    return as_sb_take(&sb);
+    return gp_format("%s in version \"v1\" cannot be handled as a %s: %s", kind, kind, why);
 }

@@ -1,4 +1,4 @@
-/* Shared by strategy*.c and validate*.c: the kinds, a string builder, field
+/* Shared by strategy*.c and validate*.c: the kinds, Go's string quoting, field
  * errors in apimachinery's wording, field paths, and quantity handling. */
 #ifndef GPUOP_APISERVER_STRATEGY_INTERNAL_H
 #define GPUOP_APISERVER_STRATEGY_INTERNAL_H
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/buf.h"
 #include "util/error.h"
 
 typedef enum as_kind {
@@ -22,22 +23,8 @@ typedef enum as_kind {
 
 as_kind as_kind_of(const char *group, const char *kind);
 
-/* ---- growable string (an out-of-memory builder yields NULL at the end) ---- */
-
-typedef struct as_sb {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} as_sb;
-
-void as_sb_add(as_sb *sb, const char *s);
-void as_sb_addn(as_sb *sb, const char *s, size_t n);
-void as_sb_addf(as_sb *sb, const char *fmt, ...) GP_PRINTF(2, 3);
-/* Go's strconv.Quote, which %q and %#v use for strings. */
-void as_sb_quote(as_sb *sb, const char *s);
-/* The text, owned by the caller (NULL if out of memory); sb is reset. */
-char *as_sb_take(as_sb *sb);
-void as_sb_free(as_sb *sb);
+/* Go's strconv.Quote, which %q and %#v use for strings, appended to b. */
+void as_quote(gp_buf *b, const char *s);
 
 /* ---- field paths (field.Path.String()) ---- */
 
@@ -105,9 +92,9 @@ void as_validate_nonnegative(json_t *errs, const json_t *obj, const char *member
 /* ---- Go %#v renderings used in messages ---- */
 
 /* map[string]string{"a":"b", "c":"d"} (keys sorted), map[string]string(nil) */
-void as_render_string_map(as_sb *sb, const json_t *map);
+void as_render_string_map(gp_buf *sb, const json_t *map);
 /* v1.LabelSelector{MatchLabels:..., MatchExpressions:...} */
-void as_render_label_selector(as_sb *sb, const json_t *selector);
+void as_render_label_selector(gp_buf *sb, const json_t *selector);
 
 /* ---- quantities ---- */
 

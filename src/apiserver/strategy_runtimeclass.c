@@ -121,13 +121,10 @@ static int merge_scheduling(json_t *spec, const json_t *rc, char **message)
         {
             const json_t *pv = json_object_get(sel, k);
             if (pv && strcmp(as_str(sel, k), json_string_value(v) ? json_string_value(v) : "")) {
-                as_sb sb = {0};
-                as_sb_addf(&sb,
-                           "conflict: runtimeClass.scheduling.nodeSelector[%s] = %s; "
-                           "pod.spec.nodeSelector[%s] = %s",
-                           k, as_str(rc_sel, k), k, as_str(sel, k));
-                if (message) *message = as_sb_take(&sb);
-                as_sb_free(&sb);
+                if (message)
+                    *message = gp_format("conflict: runtimeClass.scheduling.nodeSelector[%s] = %s; "
+                                         "pod.spec.nodeSelector[%s] = %s",
+                                         k, as_str(rc_sel, k), k, as_str(sel, k));
                 return -1;
             }
             json_object_set(sel, k, (json_t *)v);

@@ -1,8 +1,7 @@
-/* Helpers for the strategies and validators: kinds, a string builder, field
+/* Helpers for the strategies and validators: kinds, Go string quoting, field
  * paths, JSON semantics and quantities. */
 #include "apiserver/strategy_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,50 +29,7 @@ as_kind as_kind_of(const char *group, const char *kind)
     return AS_OTHER;
 }
 
-/* ---- string builder ---- */
-
-static bool sb_reserve(as_sb *sb, size_t more)
-{
-    if (sb->oom) return false;
-    if (sb->len + more + 1 <= sb->cap) return true;
-    size_t cap = sb->cap ? sb->cap : 64;
-    while (cap < sb->len + more + 1)
-        cap *= 2;
-    char *p = realloc(sb->p, cap);
-    if (!p) {
-        sb->oom = true;
-        return false;
-    }
-    sb->p = p;
-    sb->cap = cap;
-    return true;
-}
-
-void as_sb_addn(as_sb *sb, const char *s, size_t n)
-{
-    if (!sb_reserve(sb, n)) return;
-    memcpy(sb->p + sb->len, s, n);
-    sb->len += n;
-    sb->p[sb->len] = '\0';
-}
-
-void as_sb_add(as_sb *sb, const char *s)
-{
-    as_sb_addn(sb, s, strlen(s));
-}
-
-void as_sb_addf(as_sb *sb, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || !sb_reserve(sb, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb->len += (size_t)n;
-}
+/* ---- Go string quoting ---- */
 
 /* Length of the valid UTF-8 sequence at s, 0 when it is not one. */
 static size_t utf8_len(const unsigned char *s)
@@ -102,52 +58,34 @@ static size_t utf8_len(const unsigned char *s)
 /* strconv.Quote: printable UTF-8 stays, the C escapes Go knows are used, other
  * control bytes and invalid UTF-8 become \xNN. (Go also escapes non-printable
  * Unicode such as U+00AD as \u00ad; names and labels never reach that.) */
-void as_sb_quote(as_sb *sb, const char *s)
+void as_quote(gp_buf *sb, const char *s)
 {
-    as_sb_add(sb, "\"");
+    gp_buf_add(sb, "\"");
     for (const unsigned char *c = (const unsigned char *)s; *c;) {
         static const char esc_from[] = "\a\b\f\n\r\t\v\\\"";
         static const char esc_to[] = "abfnrtv\\\"";
         const char *e = strchr(esc_from, *c);
         if (e && *c) {
             char out[3] = {'\\', esc_to[e - esc_from], '\0'};
-            as_sb_add(sb, out);
+            gp_buf_add(sb, out);
             c++;
             continue;
         }
         if (*c < 0x20 || *c == 0x7f) {
-            as_sb_addf(sb, "\\x%02x", *c);
+            gp_buf_addf(sb, "\\x%02x", *c);
             c++;
             continue;
         }
         size_t n = utf8_len(c);
         if (n == 0) {
-            as_sb_addf(sb, "\\x%02x", *c);
+            gp_buf_addf(sb, "\\x%02x", *c);
             c++;
             continue;
         }
-        as_sb_addn(sb, (const char *)c, n);
+        gp_buf_addn(sb, (const char *)c, n);
         c += n;
     }
-    as_sb_add(sb, "\"");
-}
-
-char *as_sb_take(as_sb *sb)
-{
-    char *p = NULL;
-    if (!sb->oom) p = sb->p ? sb->p : strdup("");
-    if (sb->oom) free(sb->p);
-    sb->p = NULL;
-    sb->len = sb->cap = 0;
-    sb->oom = false;
-    return p;
-}
-
-void as_sb_free(as_sb *sb)
-{
-    free(sb->p);
-    sb->p = NULL;
-    sb->len = sb->cap = 0;
+    gp_buf_add(sb, "\"");
 }
 
 /* ---- paths ---- */

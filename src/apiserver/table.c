@@ -8,13 +8,13 @@
  * events.k8s.io field names) the conversion is done at the point of reading. */
 #include "apiserver/table.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/selector.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 #define NS_PER_SEC 1000000000LL
@@ -267,28 +267,6 @@ static void put_owned(row_cells *c, char *s)
     free(s);
 }
 
-static char *vformat(const char *fmt, va_list ap)
-{
-    va_list again;
-    va_copy(again, ap);
-    int len = vsnprintf(NULL, 0, fmt, ap);
-    char *s = len < 0 ? NULL : malloc((size_t)len + 1);
-    if (s) vsnprintf(s, (size_t)len + 1, fmt, again);
-    va_end(again);
-    return s;
-}
-
-static char *format(const char *fmt, ...) GP_PRINTF(1, 2);
-
-static char *format(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* translateTimestampSince / translateMicroTimestampSince. */
 static char *since_text(ktime t, time_t now)
 {
@@ -316,18 +294,9 @@ static int compare_strings(const void *a, const void *b)
 /* strings.Join; NULL when memory runs out. */
 static char *join(const char *const *items, size_t n, const char *sep)
 {
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(items[i]) + (i ? strlen(sep) : 0);
-    char *s = malloc(len);
-    if (!s) return NULL;
-    char *p = s;
-    for (size_t i = 0; i < n; i++) {
-        if (i) p = stpcpy(p, sep);
-        p = stpcpy(p, items[i]);
-    }
-    *p = '\0';
-    return s;
+    gp_buf b = {0};
+    gp_buf_join(&b, items, n, sep);
+    return gp_buf_take(&b);
 }
 
 /* labels.FormatLabels: "k=v" sorted by key, joined by ","; "<none>" if empty. */
@@ -348,7 +317,7 @@ static char *format_labels(const json_t *map)
     }
     qsort(keys, n, sizeof *keys, compare_strings);
     for (i = 0; i < n; i++)
-        if (!(pairs[i] = format("%s=%s", keys[i], str_at(map, keys[i])))) goto done;
+        if (!(pairs[i] = gp_format("%s=%s", keys[i], str_at(map, keys[i])))) goto done;
     out = join((const char *const *)pairs, n, ",");
 done:
     for (i = 0; pairs && i < n; i++)
@@ -389,7 +358,7 @@ static char *set_requirement_text(const char *key, const char *op, const json_t 
         sorted[i] = json_string_value(json_array_get(values, i));
     qsort(sorted, n, sizeof *sorted, compare_strings);
     char *list = join(sorted, n, ",");
-    char *text = list ? format("%s %s (%s)", key, op, list) : NULL;
+    char *text = list ? gp_format("%s %s (%s)", key, op, list) : NULL;
     free(list);
     free(sorted);
     return text;
@@ -412,7 +381,7 @@ static char *expression_text(const json_t *expr, bool *invalid)
         return NULL;
     }
     if (!strcmp(op, "Exists")) return strdup(key);
-    if (!strcmp(op, "DoesNotExist")) return format("!%s", key);
+    if (!strcmp(op, "DoesNotExist")) return gp_format("!%s", key);
     return set_requirement_text(key, !strcmp(op, "In") ? "in" : "notin", values);
 }
 
@@ -444,7 +413,7 @@ static int collect_requirements(const json_t *sel, requirement *reqs, size_t *n,
             return -1;
         }
         reqs[*n].key = key;
-        if (!(reqs[(*n)++].text = format("%s=%s", key, json_string_value(value)))) return -1;
+        if (!(reqs[(*n)++].text = gp_format("%s=%s", key, json_string_value(value)))) return -1;
     }
     size_t i;
     json_t *expr;
@@ -810,16 +779,16 @@ static bool tally_init_containers(const json_t *pod, pod_tally *t, long long *si
         if (json_is_object(term)) {
             const char *why = str_at(term, "reason");
             if (*why)
-                set_reason(t, format("Init:%s", why));
+                set_reason(t, gp_format("Init:%s", why));
             else if (int_at(term, "signal") != 0)
-                set_reason(t, format("Init:Signal:%lld", int_at(term, "signal")));
+                set_reason(t, gp_format("Init:Signal:%lld", int_at(term, "signal")));
             else
-                set_reason(t, format("Init:ExitCode:%lld", int_at(term, "exitCode")));
+                set_reason(t, gp_format("Init:ExitCode:%lld", int_at(term, "exitCode")));
         } else if (json_is_object(wait) && *str_at(wait, "reason") &&
                    strcmp(str_at(wait, "reason"), "PodInitializing") != 0) {
-            set_reason(t, format("Init:%s", str_at(wait, "reason")));
+            set_reason(t, gp_format("Init:%s", str_at(wait, "reason")));
         } else {
-            set_reason(t, format("Init:%zu/%zu", i, json_array_size(specs)));
+            set_reason(t, gp_format("Init:%zu/%zu", i, json_array_size(specs)));
         }
         return true;
     }
@@ -844,9 +813,9 @@ static void tally_containers(const json_t *pod, pod_tally *t)
             set_reason(t, strdup(str_at(term, "reason")));
         } else if (json_is_object(term)) {
             if (int_at(term, "signal") != 0)
-                set_reason(t, format("Signal:%lld", int_at(term, "signal")));
+                set_reason(t, gp_format("Signal:%lld", int_at(term, "signal")));
             else
-                set_reason(t, format("ExitCode:%lld", int_at(term, "exitCode")));
+                set_reason(t, gp_format("ExitCode:%lld", int_at(term, "exitCode")));
         } else if (true_at(cs, "ready") && json_is_object(field(state, "running"))) {
             running = true;
             t->ready++;
@@ -939,7 +908,7 @@ static char *readiness_gates(const json_t *pod)
             break;
         }
     }
-    return format("%zu/%zu", true_count, json_array_size(gates));
+    return gp_format("%zu/%zu", true_count, json_array_size(gates));
 }
 
 static void pod_cells(row_cells *c, const json_t *pod, const print_ctx *ctx)
@@ -947,14 +916,14 @@ static void pod_cells(row_cells *c, const json_t *pod, const print_ctx *ctx)
     pod_tally t = {0};
     pod_tally_run(pod, &t);
     put_name(c, pod);
-    put_owned(c, format("%lld/%lld", t.ready, t.total));
+    put_owned(c, gp_format("%lld/%lld", t.ready, t.total));
     put_owned(c, t.reason);
     if (t.restarts != 0 && t.last_restart.set) {
         char *ago = since_text(t.last_restart, ctx->now);
-        put_owned(c, ago ? format("%lld (%s ago)", t.restarts, ago) : NULL);
+        put_owned(c, ago ? gp_format("%lld (%s ago)", t.restarts, ago) : NULL);
         free(ago);
     } else {
-        put_owned(c, format("%lld", t.restarts));
+        put_owned(c, gp_format("%lld", t.restarts));
     }
     put_age(c, pod, ctx);
     const json_t *status = field(pod, "status");
@@ -993,7 +962,7 @@ static char *node_status(const json_t *node)
                          : !strcmp(str_at(ready, "status"), "True") ? "Ready"
                                                                     : "NotReady";
     bool cordoned = true_at(field(node, "spec"), "unschedulable");
-    return format("%s%s", status, cordoned ? ",SchedulingDisabled" : "");
+    return gp_format("%s%s", status, cordoned ? ",SchedulingDisabled" : "");
 }
 
 #define ROLE_PREFIX "node-role.kubernetes.io/"
@@ -1141,7 +1110,7 @@ static char *trim_space(const char *text)
         p += len ? len : 1;
         if (!len) end = p;
     }
-    return format("%.*s", (int)(end - s), (const char *)s);
+    return gp_format("%.*s", (int)(end - s), (const char *)s);
 }
 
 /* "kind/name" with the kind lower-cased, or just the kind. */
@@ -1152,7 +1121,7 @@ static char *event_target(const json_t *ref)
     for (char *p = kind; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
     const char *name = str_at(ref, "name");
-    char *out = *name ? format("%s/%s", kind, name) : strdup(kind);
+    char *out = *name ? gp_format("%s/%s", kind, name) : strdup(kind);
     free(kind);
     return out;
 }
@@ -1166,7 +1135,7 @@ static char *event_source(const json_t *ev, const event_fields *f)
     const char *instance = str_at(src, "host");
     if (!*component) component = str_at(ev, "reportingController");
     if (!*instance) instance = str_at(ev, "reportingInstance");
-    return *instance ? format("%s, %s", component, instance) : strdup(component);
+    return *instance ? gp_format("%s, %s", component, instance) : strdup(component);
 }
 
 static void event_cells(row_cells *c, const json_t *ev, const print_ctx *ctx, const event_fields *f)
@@ -1265,11 +1234,11 @@ static char *controller_name(const json_t *obj)
     const char *kind = str_at(ref, "kind");
     const char *name = str_at(ref, "name");
     if (group_len == 0 && !*kind) return strdup(name);
-    char *text = group_len ? format("%s.%.*s", kind, group_len, api_version) : strdup(kind);
+    char *text = group_len ? gp_format("%s.%.*s", kind, group_len, api_version) : strdup(kind);
     if (!text) return NULL;
     for (char *p = text; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-    char *out = format("%s/%s", text, name);
+    char *out = gp_format("%s/%s", text, name);
     free(text);
     return out;
 }
@@ -1301,8 +1270,8 @@ static void default_cells(row_cells *c, const json_t *obj, const print_ctx *ctx)
     int month, day;
     civil_from_days(days, &year, &month, &day);
     put_name(c, obj);
-    put_owned(c, format("%04lld-%02d-%02dT%02lld:%02lld:%02lldZ", year, month, day, rem / 3600,
-                        rem / 60 % 60, rem % 60));
+    put_owned(c, gp_format("%04lld-%02d-%02dT%02lld:%02lld:%02lldZ", year, month, day, rem / 3600,
+                           rem / 60 % 60, rem % 60));
 }
 
 /* ---- the table ------------------------------------------------------------ */

@@ -41,5 +41,8 @@ size_t as_human_duration(long long seconds, char *buf, size_t size);
  * fraction and a Z or +hh:mm offset) to the whole seconds since the epoch
  * (the fraction is dropped); -1 if the text is not one. */
 int as_parse_time(const char *text, time_t *out);
+/* "2025-01-01T10:00:00Z" for t (api.c: the API server writes its times so,
+ * and the controllers theirs). */
+void as_format_time(time_t t, char buf[32]);
 
 #endif

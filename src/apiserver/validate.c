@@ -23,10 +23,10 @@ static void add_cause(json_t *errs, const char *reason, const char *field, char 
 static void add_simple(json_t *errs, const char *reason, const char *type, const char *field,
                        const char *detail)
 {
-    as_sb sb = {0};
-    as_sb_add(&sb, type);
-    if (detail && *detail) as_sb_addf(&sb, ": %s", detail);
-    add_cause(errs, reason, field, as_sb_take(&sb));
+    gp_buf sb = {0};
+    gp_buf_add(&sb, type);
+    if (detail && *detail) gp_buf_addf(&sb, ": %s", detail);
+    add_cause(errs, reason, field, gp_buf_take(&sb));
 }
 
 void as_required(json_t *errs, const char *field, const char *detail)
@@ -48,17 +48,17 @@ void as_too_long(json_t *errs, const char *field, long long max)
 
 void as_invalid_raw(json_t *errs, const char *field, const char *rendered, const char *detail)
 {
-    as_sb sb = {0};
-    as_sb_addf(&sb, "Invalid value: %s", rendered);
-    if (detail && *detail) as_sb_addf(&sb, ": %s", detail);
-    add_cause(errs, "FieldValueInvalid", field, as_sb_take(&sb));
+    gp_buf sb = {0};
+    gp_buf_addf(&sb, "Invalid value: %s", rendered);
+    if (detail && *detail) gp_buf_addf(&sb, ": %s", detail);
+    add_cause(errs, "FieldValueInvalid", field, gp_buf_take(&sb));
 }
 
 void as_invalid(json_t *errs, const char *field, const char *value, const char *detail)
 {
-    as_sb q = {0};
-    as_sb_quote(&q, value);
-    char *rendered = as_sb_take(&q);
+    gp_buf q = {0};
+    as_quote(&q, value);
+    char *rendered = gp_buf_take(&q);
     if (rendered) as_invalid_raw(errs, field, rendered, detail);
     free(rendered);
 }
@@ -72,30 +72,30 @@ void as_invalid_int(json_t *errs, const char *field, long long value, const char
 
 void as_not_supported(json_t *errs, const char *field, const char *value, const char *const *valid)
 {
-    as_sb sb = {0};
-    as_sb_add(&sb, "Unsupported value: ");
-    as_sb_quote(&sb, value);
+    gp_buf sb = {0};
+    gp_buf_add(&sb, "Unsupported value: ");
+    as_quote(&sb, value);
     for (size_t i = 0; valid[i]; i++) {
-        as_sb_add(&sb, i == 0 ? ": supported values: " : ", ");
-        as_sb_quote(&sb, valid[i]);
+        gp_buf_add(&sb, i == 0 ? ": supported values: " : ", ");
+        as_quote(&sb, valid[i]);
     }
-    add_cause(errs, "FieldValueNotSupported", field, as_sb_take(&sb));
+    add_cause(errs, "FieldValueNotSupported", field, gp_buf_take(&sb));
 }
 
 void as_duplicate(json_t *errs, const char *field, const char *value)
 {
-    as_sb sb = {0};
-    as_sb_add(&sb, "Duplicate value: ");
-    as_sb_quote(&sb, value);
-    add_cause(errs, "FieldValueDuplicate", field, as_sb_take(&sb));
+    gp_buf sb = {0};
+    gp_buf_add(&sb, "Duplicate value: ");
+    as_quote(&sb, value);
+    add_cause(errs, "FieldValueDuplicate", field, gp_buf_take(&sb));
 }
 
 void as_not_found(json_t *errs, const char *field, const char *value)
 {
-    as_sb sb = {0};
-    as_sb_add(&sb, "Not found: ");
-    as_sb_quote(&sb, value);
-    add_cause(errs, "FieldValueNotFound", field, as_sb_take(&sb));
+    gp_buf sb = {0};
+    gp_buf_add(&sb, "Not found: ");
+    as_quote(&sb, value);
+    add_cause(errs, "FieldValueNotFound", field, gp_buf_take(&sb));
 }
 
 void as_invalid_each(json_t *errs, const char *field, const char *value, char **msgs, size_t n)
@@ -130,35 +130,33 @@ void as_invalid_each(json_t *errs, const char *field, const char *value, char **
  * the double space after each comma but the last is Go's. */
 static char *regex_error(const char *msg, const char *fmt, const char *const *examples)
 {
-    as_sb sb = {0};
-    as_sb_add(&sb, msg);
+    gp_buf sb = {0};
+    gp_buf_add(&sb, msg);
     if (!examples || !examples[0]) {
-        as_sb_addf(&sb, " (regex used for validation is '%s')", fmt);
-        return as_sb_take(&sb);
+        gp_buf_addf(&sb, " (regex used for validation is '%s')", fmt);
+        return gp_buf_take(&sb);
     }
-    as_sb_add(&sb, " (e.g. ");
+    gp_buf_add(&sb, " (e.g. ");
     for (size_t i = 0; examples[i]; i++) {
-        if (i > 0) as_sb_add(&sb, " or ");
-        as_sb_addf(&sb, "'%s', ", examples[i]);
+        if (i > 0) gp_buf_add(&sb, " or ");
+        gp_buf_addf(&sb, "'%s', ", examples[i]);
     }
-    as_sb_addf(&sb, "regex used for validation is '%s')", fmt);
-    return as_sb_take(&sb);
+    gp_buf_addf(&sb, "regex used for validation is '%s')", fmt);
+    return gp_buf_take(&sb);
 }
 
 static char *max_len_error(int n)
 {
-    as_sb sb = {0};
-    as_sb_addf(&sb, "must be no more than %d characters", n);
-    return as_sb_take(&sb);
+    return gp_format("must be no more than %d characters", n);
 }
 
 static char *prefixed(const char *prefix, char *msg)
 {
-    as_sb sb = {0};
-    as_sb_add(&sb, prefix);
-    as_sb_add(&sb, msg ? msg : "");
+    gp_buf sb = {0};
+    gp_buf_add(&sb, prefix);
+    gp_buf_add(&sb, msg ? msg : "");
     free(msg);
-    return as_sb_take(&sb);
+    return gp_buf_take(&sb);
 }
 
 void as_msgs_free(char *msgs[AS_MSGS_MAX], size_t n)
@@ -240,13 +238,13 @@ size_t as_qualified_name(const char *v, char *msgs[AS_MSGS_MAX])
     const char *name = v;
     if (slash && strchr(slash + 1, '/')) {
         char *re = regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, ex);
-        as_sb sb = {0};
-        as_sb_addf(&sb,
-                   "a qualified name %s with an optional DNS subdomain prefix and '/' (e.g. "
-                   "'example.com/MyName')",
-                   re ? re : "");
+        gp_buf sb = {0};
+        gp_buf_addf(&sb,
+                    "a qualified name %s with an optional DNS subdomain prefix and '/' (e.g. "
+                    "'example.com/MyName')",
+                    re ? re : "");
         free(re);
-        msgs[n++] = as_sb_take(&sb);
+        msgs[n++] = gp_buf_take(&sb);
         return n;
     }
     if (slash) {
@@ -336,49 +334,47 @@ json_t *as_strategy_validate(const char *group, const char *kind, const json_t *
 }
 
 /* GroupKind.String(): "DaemonSet.apps", "Pod" */
-static void qualified_kind(as_sb *sb, const char *kind)
+static void qualified_kind(gp_buf *sb, const char *kind)
 {
-    as_sb_add(sb, kind);
+    gp_buf_add(sb, kind);
     if (strchr(kind, '.')) return;
     size_t count = 0;
     const as_resource *rs = as_resources(&count);
     for (size_t i = 0; i < count; i++) {
         if (strcmp(rs[i].kind, kind) != 0) continue;
-        if (rs[i].group[0]) as_sb_addf(sb, ".%s", rs[i].group);
+        if (rs[i].group[0]) gp_buf_addf(sb, ".%s", rs[i].group);
         return;
     }
 }
 
 char *as_strategy_invalid_message(const char *kind, const char *name, const json_t *causes)
 {
-    as_sb sb = {0};
+    gp_buf sb = {0};
     qualified_kind(&sb, kind ? kind : "");
-    as_sb_add(&sb, " ");
-    as_sb_quote(&sb, name ? name : "");
-    as_sb_add(&sb, " is invalid: ");
+    gp_buf_add(&sb, " ");
+    as_quote(&sb, name ? name : "");
+    gp_buf_add(&sb, " is invalid: ");
     /* ToAggregate drops errors whose "field: body" text was already seen */
     size_t n = json_array_size(causes), shown = 0;
-    as_sb body = {0};
+    gp_buf body = {0};
     json_t *seen = json_object();
     for (size_t i = 0; i < n && seen; i++) {
         const json_t *c = json_array_get(causes, i);
-        as_sb one = {0};
-        as_sb_addf(&one, "%s: %s", as_str(c, "field"), as_str(c, "message"));
-        char *text = as_sb_take(&one);
+        char *text = gp_format("%s: %s", as_str(c, "field"), as_str(c, "message"));
         if (!text || json_object_get(seen, text)) {
             free(text);
             continue;
         }
         json_object_set_new(seen, text, json_true());
-        if (shown++) as_sb_add(&body, ", ");
-        as_sb_add(&body, text);
+        if (shown++) gp_buf_add(&body, ", ");
+        gp_buf_add(&body, text);
         free(text);
     }
     json_decref(seen);
-    char *joined = as_sb_take(&body);
-    if (shown > 1) as_sb_add(&sb, "[");
-    as_sb_add(&sb, joined ? joined : "");
-    if (shown > 1) as_sb_add(&sb, "]");
+    char *joined = gp_buf_take(&body);
+    if (shown > 1) gp_buf_add(&sb, "[");
+    gp_buf_add(&sb, joined ? joined : "");
+    if (shown > 1) gp_buf_add(&sb, "]");
     free(joined);
-    return as_sb_take(&sb);
+    return gp_buf_take(&sb);
 }

@@ -103,23 +103,23 @@ static bool selector_matches(const json_t *sel, const json_t *labels)
 
 /* ---- DaemonSet ---- */
 
-static void render_intstr(as_sb *sb, const json_t *v)
+static void render_intstr(gp_buf *sb, const json_t *v)
 {
     if (json_is_string(v)) {
-        as_sb_add(sb, "intstr.IntOrString{Type:1, IntVal:0, StrVal:");
-        as_sb_quote(sb, json_string_value(v));
-        as_sb_add(sb, "}");
+        gp_buf_add(sb, "intstr.IntOrString{Type:1, IntVal:0, StrVal:");
+        as_quote(sb, json_string_value(v));
+        gp_buf_add(sb, "}");
         return;
     }
-    as_sb_addf(sb, "intstr.IntOrString{Type:0, IntVal:%lld, StrVal:\"\"}",
-               (long long)json_integer_value(v));
+    gp_buf_addf(sb, "intstr.IntOrString{Type:0, IntVal:%lld, StrVal:\"\"}",
+                (long long)json_integer_value(v));
 }
 
 static void invalid_intstr(json_t *errs, const char *path, const json_t *v, const char *detail)
 {
-    as_sb sb = {0};
+    gp_buf sb = {0};
     render_intstr(&sb, v);
-    char *r = as_sb_take(&sb);
+    char *r = gp_buf_take(&sb);
     if (r) as_invalid_raw(errs, path, r, detail);
     free(r);
 }
@@ -197,17 +197,17 @@ static void update_strategy(json_t *errs, const json_t *us)
         return;
     }
     /* NotSupported is given the whole strategy struct */
-    as_sb sb = {0};
-    as_sb_add(&sb, "Unsupported value: apps.DaemonSetUpdateStrategy{Type:");
-    as_sb_quote(&sb, type);
-    as_sb_add(&sb, json_is_object(json_object_get(us, "rollingUpdate"))
-                       ? ", RollingUpdate:(*apps.RollingUpdateDaemonSet)(0xc000000000)}"
-                       : ", RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}");
+    gp_buf sb = {0};
+    gp_buf_add(&sb, "Unsupported value: apps.DaemonSetUpdateStrategy{Type:");
+    as_quote(&sb, type);
+    gp_buf_add(&sb, json_is_object(json_object_get(us, "rollingUpdate"))
+                        ? ", RollingUpdate:(*apps.RollingUpdateDaemonSet)(0xc000000000)}"
+                        : ", RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}");
     for (size_t i = 0; types[i]; i++) {
-        as_sb_add(&sb, i == 0 ? ": supported values: " : ", ");
-        as_sb_quote(&sb, types[i]);
+        gp_buf_add(&sb, i == 0 ? ": supported values: " : ", ");
+        as_quote(&sb, types[i]);
     }
-    char *msg = as_sb_take(&sb);
+    char *msg = gp_buf_take(&sb);
     if (msg)
         json_array_append_new(errs, json_pack("{s:s, s:s, s:s}", "reason", "FieldValueNotSupported",
                                               "message", msg, "field", "spec.updateStrategy"));
@@ -222,9 +222,9 @@ static void daemonset_spec(json_t *errs, const json_t *spec)
     const json_t *tmpl_labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
     bool sel_ok = validate_selector(errs, sel, "spec.selector");
     if (sel_ok && !selector_matches(sel, tmpl_labels)) {
-        as_sb sb = {0};
+        gp_buf sb = {0};
         as_render_string_map(&sb, tmpl_labels);
-        char *r = as_sb_take(&sb);
+        char *r = gp_buf_take(&sb);
         if (r)
             as_invalid_raw(errs, "spec.template.metadata.labels", r,
                            "`selector` does not match template `labels`");
@@ -233,9 +233,9 @@ static void daemonset_spec(json_t *errs, const json_t *spec)
     if (json_is_object(sel) && json_object_size(json_object_get(sel, "matchLabels")) +
                                        json_array_size(json_object_get(sel, "matchExpressions")) ==
                                    0) {
-        as_sb sb = {0};
+        gp_buf sb = {0};
         as_render_label_selector(&sb, sel);
-        char *r = as_sb_take(&sb);
+        char *r = gp_buf_take(&sb);
         if (r) as_invalid_raw(errs, "spec.selector", r, "empty selector is invalid for daemonset");
         free(r);
     }
@@ -267,12 +267,12 @@ void as_validate_daemonset(json_t *errs, const json_t *ds, const json_t *old)
     daemonset_spec(errs, spec);
     const json_t *sel = json_object_get(spec, "selector");
     if (!as_sem_equal(sel, json_object_get(json_object_get(old, "spec"), "selector"))) {
-        as_sb sb = {0};
+        gp_buf sb = {0};
         if (json_is_object(sel))
             as_render_label_selector(&sb, sel);
         else
-            as_sb_add(&sb, "\"null\"");
-        char *r = as_sb_take(&sb);
+            gp_buf_add(&sb, "\"null\"");
+        char *r = gp_buf_take(&sb);
         if (r) as_invalid_raw(errs, "spec.selector", r, "field is immutable");
         free(r);
     }
@@ -305,16 +305,16 @@ void as_validate_namespace(json_t *errs, const json_t *ns, const json_t *old)
 
 /* ---- Node ---- */
 
-static void render_taint(as_sb *sb, const json_t *t)
+static void render_taint(gp_buf *sb, const json_t *t)
 {
-    as_sb_add(sb, "core.Taint{Key:");
-    as_sb_quote(sb, as_str(t, "key"));
-    as_sb_add(sb, ", Value:");
-    as_sb_quote(sb, as_str(t, "value"));
-    as_sb_add(sb, ", Effect:");
-    as_sb_quote(sb, as_str(t, "effect"));
-    as_sb_add(sb, json_object_get(t, "timeAdded") ? ", TimeAdded:(*v1.Time)(0xc000000000)}"
-                                                  : ", TimeAdded:(*v1.Time)(nil)}");
+    gp_buf_add(sb, "core.Taint{Key:");
+    as_quote(sb, as_str(t, "key"));
+    gp_buf_add(sb, ", Value:");
+    as_quote(sb, as_str(t, "value"));
+    gp_buf_add(sb, ", Effect:");
+    as_quote(sb, as_str(t, "effect"));
+    gp_buf_add(sb, json_object_get(t, "timeAdded") ? ", TimeAdded:(*v1.Time)(0xc000000000)}"
+                                                   : ", TimeAdded:(*v1.Time)(nil)}");
 }
 
 /* validateNodeTaints; ValidateNode hands it "metadata.taints" for
@@ -336,10 +336,10 @@ static void node_taints(json_t *errs, const json_t *taints)
         as_msgs_free(msgs, n);
         n = as_label_value(value, msgs);
         if (n) {
-            as_sb j = {0};
-            as_sb_add(&j, msgs[0]);
-            if (n > 1) as_sb_addf(&j, ";%s", msgs[1]);
-            char *joined = as_sb_take(&j);
+            gp_buf j = {0};
+            gp_buf_add(&j, msgs[0]);
+            if (n > 1) gp_buf_addf(&j, ";%s", msgs[1]);
+            char *joined = gp_buf_take(&j);
             as_invalid(errs, as_child(f, idx, "value"), value, joined ? joined : "");
             free(joined);
         }
@@ -351,15 +351,13 @@ static void node_taints(json_t *errs, const json_t *taints)
             as_required(errs, as_child(f, idx, "effect"), NULL);
         else if (!known)
             as_not_supported(errs, as_child(f, idx, "effect"), effect, effects);
-        as_sb id = {0};
-        as_sb_addf(&id, "%s\n%s", effect, key);
-        char *pair = as_sb_take(&id);
+        char *pair = gp_format("%s\n%s", effect, key);
         if (pair && json_object_get(seen, pair)) {
-            as_sb sb = {0};
-            as_sb_add(&sb, "Duplicate value: ");
+            gp_buf sb = {0};
+            gp_buf_add(&sb, "Duplicate value: ");
             render_taint(&sb, t);
-            as_sb_add(&sb, ": taints must be unique by key and effect pair");
-            char *msg = as_sb_take(&sb);
+            gp_buf_add(&sb, ": taints must be unique by key and effect pair");
+            char *msg = gp_buf_take(&sb);
             if (msg)
                 json_array_append_new(errs,
                                       json_pack("{s:s, s:s, s:s}", "reason", "FieldValueDuplicate",

@@ -131,16 +131,16 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void as_render_string_map(as_sb *sb, const json_t *map)
+void as_render_string_map(gp_buf *sb, const json_t *map)
 {
     if (!json_is_object(map)) {
-        as_sb_add(sb, "map[string]string(nil)");
+        gp_buf_add(sb, "map[string]string(nil)");
         return;
     }
     size_t n = json_object_size(map), i = 0;
     const char **keys = calloc(n ? n : 1, sizeof *keys);
     if (!keys) {
-        sb->oom = true;
+        sb->state = GP_BUF_NO_MEMORY;
         return;
     }
     const char *k;
@@ -150,57 +150,57 @@ void as_render_string_map(as_sb *sb, const json_t *map)
         keys[i++] = k;
     }
     qsort(keys, n, sizeof *keys, cmp_str); /* fmt prints maps sorted by key */
-    as_sb_add(sb, "map[string]string{");
+    gp_buf_add(sb, "map[string]string{");
     for (i = 0; i < n; i++) {
-        if (i) as_sb_add(sb, ", ");
-        as_sb_quote(sb, keys[i]);
-        as_sb_add(sb, ":");
-        as_sb_quote(sb, as_str(map, keys[i]));
+        if (i) gp_buf_add(sb, ", ");
+        as_quote(sb, keys[i]);
+        gp_buf_add(sb, ":");
+        as_quote(sb, as_str(map, keys[i]));
     }
-    as_sb_add(sb, "}");
+    gp_buf_add(sb, "}");
     free(keys);
 }
 
-static void render_strings(as_sb *sb, const json_t *arr)
+static void render_strings(gp_buf *sb, const json_t *arr)
 {
     if (!json_is_array(arr)) {
-        as_sb_add(sb, "[]string(nil)");
+        gp_buf_add(sb, "[]string(nil)");
         return;
     }
-    as_sb_add(sb, "[]string{");
+    gp_buf_add(sb, "[]string{");
     size_t i;
     const json_t *v;
     json_array_foreach(arr, i, v)
     {
-        if (i) as_sb_add(sb, ", ");
-        as_sb_quote(sb, json_string_value(v) ? json_string_value(v) : "");
+        if (i) gp_buf_add(sb, ", ");
+        as_quote(sb, json_string_value(v) ? json_string_value(v) : "");
     }
-    as_sb_add(sb, "}");
+    gp_buf_add(sb, "}");
 }
 
-void as_render_label_selector(as_sb *sb, const json_t *sel)
+void as_render_label_selector(gp_buf *sb, const json_t *sel)
 {
-    as_sb_add(sb, "v1.LabelSelector{MatchLabels:");
+    gp_buf_add(sb, "v1.LabelSelector{MatchLabels:");
     as_render_string_map(sb, json_object_get(sel, "matchLabels"));
-    as_sb_add(sb, ", MatchExpressions:");
+    gp_buf_add(sb, ", MatchExpressions:");
     const json_t *exprs = json_object_get(sel, "matchExpressions");
     if (!json_is_array(exprs)) {
-        as_sb_add(sb, "[]v1.LabelSelectorRequirement(nil)}");
+        gp_buf_add(sb, "[]v1.LabelSelectorRequirement(nil)}");
         return;
     }
-    as_sb_add(sb, "[]v1.LabelSelectorRequirement{");
+    gp_buf_add(sb, "[]v1.LabelSelectorRequirement{");
     size_t i;
     const json_t *e;
     json_array_foreach(exprs, i, e)
     {
-        if (i) as_sb_add(sb, ", ");
-        as_sb_add(sb, "v1.LabelSelectorRequirement{Key:");
-        as_sb_quote(sb, as_str(e, "key"));
-        as_sb_add(sb, ", Operator:");
-        as_sb_quote(sb, as_str(e, "operator"));
-        as_sb_add(sb, ", Values:");
+        if (i) gp_buf_add(sb, ", ");
+        gp_buf_add(sb, "v1.LabelSelectorRequirement{Key:");
+        as_quote(sb, as_str(e, "key"));
+        gp_buf_add(sb, ", Operator:");
+        as_quote(sb, as_str(e, "operator"));
+        gp_buf_add(sb, ", Values:");
         render_strings(sb, json_object_get(e, "values"));
-        as_sb_add(sb, "}");
+        gp_buf_add(sb, "}");
     }
-    as_sb_add(sb, "}}");
+    gp_buf_add(sb, "}}");
 }

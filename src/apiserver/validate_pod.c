@@ -385,9 +385,9 @@ static void munge_copy(json_t *munged, const json_t *old_spec, const char *membe
 
 /* cmp.Diff of the internal PodSpec cannot be reproduced; this lists the
  * differing spec members, old then new, in the same -/+ style. */
-static void spec_diff(as_sb *sb, const json_t *was, const json_t *now)
+static void spec_diff(gp_buf *sb, const json_t *was, const json_t *now)
 {
-    as_sb_add(sb, "  core.PodSpec{\n");
+    gp_buf_add(sb, "  core.PodSpec{\n");
     json_t *keys = json_object();
     const char *k;
     const json_t *v;
@@ -405,12 +405,12 @@ static void spec_diff(as_sb *sb, const json_t *was, const json_t *now)
         if (as_sem_equal(a, b)) continue;
         char *ta = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         char *tb = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        as_sb_addf(sb, "- \t%s: %s,\n+ \t%s: %s,\n", k, ta ? ta : "nil", k, tb ? tb : "nil");
+        gp_buf_addf(sb, "- \t%s: %s,\n+ \t%s: %s,\n", k, ta ? ta : "nil", k, tb ? tb : "nil");
         free(ta);
         free(tb);
     }
     json_decref(keys);
-    as_sb_add(sb, "  }\n");
+    gp_buf_add(sb, "  }\n");
 }
 
 static void spec_immutable(json_t *errs, const json_t *spec, const json_t *old_spec)
@@ -429,14 +429,14 @@ static void spec_immutable(json_t *errs, const json_t *spec, const json_t *old_s
         json_is_integer(new_tgps) && json_integer_value(new_tgps) == 1)
         munge_copy(munged, old_spec, "terminationGracePeriodSeconds");
     if (!as_sem_equal(munged, old_spec)) {
-        as_sb sb = {0};
-        as_sb_add(&sb, "pod updates may not change fields other than "
-                       "`spec.containers[*].image`,`spec.initContainers[*].image`,"
-                       "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
-                       "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to "
-                       "be set to 1 if it was previously negative)\n");
+        gp_buf sb = {0};
+        gp_buf_add(&sb, "pod updates may not change fields other than "
+                        "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                        "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                        "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to "
+                        "be set to 1 if it was previously negative)\n");
         spec_diff(&sb, old_spec, munged);
-        char *detail = as_sb_take(&sb);
+        char *detail = gp_buf_take(&sb);
         if (detail) as_forbidden(errs, "spec", detail);
         free(detail);
     }

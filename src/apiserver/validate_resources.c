@@ -32,9 +32,7 @@ static bool is_native(const char *name)
 static bool is_extended(const char *name)
 {
     if (is_native(name) || strncmp(name, "requests.", 9) == 0) return false;
-    as_sb sb = {0};
-    as_sb_addf(&sb, "requests.%s", name);
-    char *quota = as_sb_take(&sb);
+    char *quota = gp_format("requests.%s", name);
     char *msgs[AS_MSGS_MAX];
     size_t n = quota ? as_qualified_name(quota, msgs) : 1;
     if (quota) as_msgs_free(msgs, n);
@@ -197,20 +195,20 @@ void as_validate_limits_only(json_t *errs, const json_t *list, const char *path)
 
 /* ---- tolerations ---- */
 
-static void render_toleration(as_sb *sb, const json_t *t)
+static void render_toleration(gp_buf *sb, const json_t *t)
 {
-    as_sb_add(sb, "core.Toleration{Key:");
-    as_sb_quote(sb, as_str(t, "key"));
-    as_sb_add(sb, ", Operator:");
-    as_sb_quote(sb, as_str(t, "operator"));
-    as_sb_add(sb, ", Value:");
-    as_sb_quote(sb, as_str(t, "value"));
-    as_sb_add(sb, ", Effect:");
-    as_sb_quote(sb, as_str(t, "effect"));
+    gp_buf_add(sb, "core.Toleration{Key:");
+    as_quote(sb, as_str(t, "key"));
+    gp_buf_add(sb, ", Operator:");
+    as_quote(sb, as_str(t, "operator"));
+    gp_buf_add(sb, ", Value:");
+    as_quote(sb, as_str(t, "value"));
+    gp_buf_add(sb, ", Effect:");
+    as_quote(sb, as_str(t, "effect"));
     /* a set pointer prints as its address in Go: not reproducible */
-    as_sb_add(sb, json_is_integer(json_object_get(t, "tolerationSeconds"))
-                      ? ", TolerationSeconds:(*int64)(0xc000000000)}"
-                      : ", TolerationSeconds:(*int64)(nil)}");
+    gp_buf_add(sb, json_is_integer(json_object_get(t, "tolerationSeconds"))
+                       ? ", TolerationSeconds:(*int64)(0xc000000000)}"
+                       : ", TolerationSeconds:(*int64)(nil)}");
 }
 
 void as_validate_tolerations(json_t *errs, const json_t *tolerations, const char *path)
@@ -243,9 +241,9 @@ void as_validate_tolerations(json_t *errs, const json_t *tolerations, const char
         if (!*op || strcmp(op, "Equal") == 0) {
             n = as_label_value(value, msgs);
             if (n == 2) { /* strings.Join(errs, ";") */
-                as_sb j = {0};
-                as_sb_addf(&j, "%s;%s", msgs[0], msgs[1]);
-                char *joined = as_sb_take(&j);
+                gp_buf j = {0};
+                gp_buf_addf(&j, "%s;%s", msgs[0], msgs[1]);
+                char *joined = gp_buf_take(&j);
                 as_invalid(errs, as_child(f, idx, "operator"), value, joined);
                 free(joined);
             } else if (n == 1) {
@@ -254,9 +252,9 @@ void as_validate_tolerations(json_t *errs, const json_t *tolerations, const char
             as_msgs_free(msgs, n);
         } else if (strcmp(op, "Exists") == 0) {
             if (*value) {
-                as_sb sb = {0};
+                gp_buf sb = {0};
                 render_toleration(&sb, t);
-                char *r = as_sb_take(&sb);
+                char *r = gp_buf_take(&sb);
                 if (r)
                     as_invalid_raw(errs, as_child(f, idx, "operator"), r,
                                    "value must be empty when `operator` is 'Exists'");

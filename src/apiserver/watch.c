@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiserver/api.h"
+#include "apiserver/api_internal.h"
 #include "apiserver/table.h"
 #include "kube/selector.h"
 

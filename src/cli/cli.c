@@ -84,6 +84,9 @@ static void choose_language_without_locale(void)
 
 void cli_setup_messages(void)
 {
+    static bool done;
+    if (done) return;
+    done = true;
     setlocale(LC_ALL, "");
     choose_language_without_locale();
     /* Numbers in output are read by programs: always a '.' decimal point. */

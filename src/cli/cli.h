@@ -2,6 +2,8 @@
 #ifndef GPUOP_CLI_CLI_H
 #define GPUOP_CLI_CLI_H
 
+#include <stddef.h>
+
 #include "util/error.h"
 #include "util/i18n.h"
 
@@ -13,7 +15,8 @@ enum {
 };
 
 /* setlocale and the gettext catalogues: $GPUOP_LOCALEDIR, else locale/
- * beside an uninstalled binary, else the installed ones. */
+ * beside an uninstalled binary, else the installed ones. Once a process:
+ * a second call does nothing. */
 void cli_setup_messages(void);
 /* "gpuop: message" on stderr. */
 void cli_error(const char *fmt, ...) GP_PRINTF(1, 2);
@@ -25,6 +28,18 @@ void cli_report(const gp_error *err);
 int cli_usage_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 /* True for -h and --help. */
 int cli_is_help(const char *arg);
+
+/* The helper program NAME (gpuop-kube, gpuop-apiserver) into out: beside
+ * this binary (the build tree, or the helpers' folder), else in
+ * ../libexec/gpuop from it (an install, wherever its prefix is), else in
+ * GPUOP_LIBEXECDIR. */
+void cli_helper_path(const char *name, char *out, size_t size);
+/* Replaces this process with helper NAME run with argv (argv[0] is
+ * overwritten with the helper's path): same pid, standard streams, signal
+ * dispositions and environment, so its exit status and output are the
+ * command's. Returns only when the exec failed, with the error printed:
+ * EXIT_CANNOT_TELL. */
+int cli_exec_helper(const char *name, char **argv);
 
 int cli_cmd_toml(int argc, char **argv);
 int cli_cmd_cluster(int argc, char **argv);

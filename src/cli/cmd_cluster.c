@@ -82,30 +82,9 @@ static void cluster_usage(FILE *out)
           out);
 }
 
-/* gpuop-apiserver beside this binary (the build tree, or a bin/ install
- * that has it there), else in GPUOP_LIBEXECDIR. */
-static void helper_path(char *out, size_t size)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash) *slash = '\0';
-        snprintf(out, size, "%s/%s", self, HELPER);
-        if (access(out, X_OK) == 0) return;
-    }
-    snprintf(out, size, "%s/%s", GPUOP_LIBEXECDIR, HELPER);
-}
-
 static int run_apiserver(char **argv)
 {
-    char helper[PATH_MAX + 32];
-    helper_path(helper, sizeof helper);
-    argv[0] = helper;
-    execv(helper, argv);
-    cli_error(_("cannot run %s: %s"), helper, strerror(errno));
-    return EXIT_CANNOT_TELL;
+    return cli_exec_helper(HELPER, argv);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -426,8 +405,8 @@ static char *start_server(const cluster_opts *o, const data_dir *d, unsigned por
     struct stat log_st;
     s.log_from = stat(s.log, &log_st) == 0 ? log_st.st_size : 0;
 
-    char helper[PATH_MAX + 32], port_text[16];
-    helper_path(helper, sizeof helper);
+    char helper[PATH_MAX + 64], port_text[16];
+    cli_helper_path(HELPER, helper, sizeof helper);
     snprintf(port_text, sizeof port_text, "%u", port);
     char *argv[8 + MAX_SHAPE_ARGS] = {
         helper, "--data", (char *)d->path, "--address", (char *)o->address, "--port", port_text};

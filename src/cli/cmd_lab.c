@@ -24,6 +24,7 @@
 #include "cli/kube_cli.h"
 #include "lab/grade_cluster.h"
 #include "lab/grade_files.h"
+#include "lab/kubectl.h"
 #include "lab/lab.h"
 #include "lab/labcluster.h"
 #include "lab/solve_cluster.h"
@@ -279,6 +280,34 @@ static int lab_connect(const lab_args *a, kc_client **c)
     return rc;
 }
 
+/* Steps 5-8 are done with kubectl: one line when the learner has none, or
+ * one too old for them (nothing when it will do). */
+static void warn_about_kubectl(void)
+{
+    lab_kubectl k;
+    gp_error err = {0};
+    lab_kubectl_probe(&k, &err);
+    switch (k.state) {
+    case LAB_KUBECTL_USABLE:
+        return;
+    case LAB_KUBECTL_MISSING:
+        cli_error(_("steps 5-8 need kubectl 1.24 or newer, and there is none on PATH: see %s "
+                    "(Debian 12's kubernetes-client, 1.20, is too old)"),
+                  LAB_KUBECTL_INSTALL_URL);
+        return;
+    case LAB_KUBECTL_TOO_OLD:
+        cli_error(_("steps 5-8 need kubectl 1.24 or newer (kubectl patch --subresource), and the "
+                    "one on PATH is %s: see %s"),
+                  k.version, LAB_KUBECTL_INSTALL_URL);
+        return;
+    case LAB_KUBECTL_UNKNOWN:
+        cli_error(_("steps 5-8 need kubectl 1.24 or newer, and the version of the one on PATH "
+                    "cannot be read (%s): see %s"),
+                  err.text, LAB_KUBECTL_INSTALL_URL);
+        return;
+    }
+}
+
 /* ---- verbs ----------------------------------------------------------- */
 
 static int lab_init(lab_args *a)
@@ -378,6 +407,8 @@ static int lab_up(lab_args *a)
     gp_msg_fprintf(stdout, "%s",
                    _("The lab's cluster is up: nodes lab-node-0..2, namespace gpu-operator.\n"
                      "Try 'kubectl get nodes', then 'gpuop lab steps'.\n"));
+    fflush(stdout);
+    warn_about_kubectl();
     return EXIT_HOLDS;
 }
 
@@ -393,6 +424,10 @@ static int lab_steps(lab_args *a)
         fputs(text ? text : "", stdout);
         if (s < LAB_STEPS && !a->step) putchar('\n');
         free(text);
+    }
+    if (!a->step || a->step >= 5) {
+        fflush(stdout);
+        warn_about_kubectl();
     }
     return EXIT_HOLDS;
 }

@@ -1,4 +1,12 @@
-/* gpuop: the entry point. Sets up messages, dispatches to a command. */
+/* gpuop: the entry point. Sets up messages, dispatches to a command.
+ *
+ * Compiled twice: into gpuop, and with GPUOP_CLUSTER_CLIENT into its helper
+ * gpuop-kube, which alone links the cluster client (libcurl and the many
+ * libraries it loads, yajl, libyaml) and the in-process API server
+ * (SQLite). gpuop runs the commands that need none of them (toml,
+ * containerd) itself and execs gpuop-kube for the others, so that
+ * `gpuop --version`, `gpuop toml` and `gpuop containerd merge` do not pay
+ * for loading them. */
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,22 +19,33 @@
 
 typedef struct command {
     const char *name;
-    const char *summary; /* translatable */
-    int (*run)(int argc, char **argv);
+    const char *summary;               /* translatable */
+    int (*run)(int argc, char **argv); /* NULL: gpuop-kube runs it */
 } command;
 
+/* A command that talks to a cluster: gpuop-kube runs it, gpuop execs gpuop-kube. */
+#ifdef GPUOP_CLUSTER_CLIENT
+#define CLUSTER_COMMAND(run) run
+#else
+#define CLUSTER_COMMAND(run) NULL
+#endif
+
 static const command commands[] = {
-    {"cluster", N_("run the embedded Kubernetes API server that kubectl drives"), cli_cmd_cluster},
+    {"cluster", N_("run the embedded Kubernetes API server that kubectl drives"),
+     CLUSTER_COMMAND(cli_cmd_cluster)},
     {"containerd", N_("predict and check what containerd loads from its config files"),
      cli_cmd_containerd},
-    {"lab", N_("the GPU incident lab: workspace, cluster, steps, grader, solver"), cli_cmd_lab},
+    {"lab", N_("the GPU incident lab: workspace, cluster, steps, grader, solver"),
+     CLUSTER_COMMAND(cli_cmd_lab)},
     {"nodes", N_("what each node advertises of a GPU resource, and nodes that lost it"),
-     cli_cmd_nodes},
-    {"rollout", N_("why a DaemonSet rollout is stuck, with the evidence read"), cli_cmd_rollout},
+     CLUSTER_COMMAND(cli_cmd_nodes)},
+    {"rollout", N_("why a DaemonSet rollout is stuck, with the evidence read"),
+     CLUSTER_COMMAND(cli_cmd_rollout)},
     {"slots", N_("time-slicing and MPS: slots, guaranteed memory, isolation, MIG instead"),
-     cli_cmd_slots},
+     CLUSTER_COMMAND(cli_cmd_slots)},
     {"toml", N_("parse, check and convert TOML files (containerd's config format)"), cli_cmd_toml},
-    {"why-pending", N_("why a GPU pod is Pending, layer by layer"), cli_cmd_why_pending},
+    {"why-pending", N_("why a GPU pod is Pending, layer by layer"),
+     CLUSTER_COMMAND(cli_cmd_why_pending)},
 };
 
 static void usage(FILE *out)
@@ -56,11 +75,24 @@ static const char *program_name(const char *argv0)
     return slash ? slash + 1 : argv0;
 }
 
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) return &commands[i];
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    cli_setup_messages();
-    if (argc > 0 && strcmp(program_name(argv[0]), "containerd") == 0)
+    if (argc > 0 && strcmp(program_name(argv[0]), "containerd") == 0) {
+        cli_setup_messages();
         return cli_standin_containerd_main(argc, argv);
+    }
+    /* Before the locale set-up, so that gpuop-kube starts from exactly what
+     * gpuop was given: the same environment (the set-up may add LANGUAGE). */
+    const command *cmd = argc > 1 ? find_command(argv[1]) : NULL;
+    if (cmd && !cmd->run) return cli_exec_helper("gpuop-kube", argv);
+    cli_setup_messages();
     if (argc < 2) {
         usage(stderr);
         return EXIT_CANNOT_TELL;
@@ -74,8 +106,7 @@ int main(int argc, char **argv)
         printf("gpuop %s\n", GPUOP_VERSION);
         return EXIT_HOLDS;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (cmd) return cmd->run(argc - 1, argv + 1);
     cli_error(_("unknown command '%s'; see 'gpuop --help'"), name);
     return EXIT_CANNOT_TELL;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util/buf.h"
 #include "util/file.h"
 #include "util/i18n.h"
 #include "util/yaml_json.h"
@@ -215,16 +216,13 @@ static int read_files(const kc_options *opt, kc_files *fs, gp_error *err)
 
 static int join_names(kc_files *fs)
 {
-    size_t n = 1;
-    for (size_t i = 0; i < fs->count; i++)
-        n += strlen(fs->files[i].path) + 1;
-    if (!(fs->names = malloc(n))) return -1;
-    fs->names[0] = '\0';
+    gp_buf b = {0};
     for (size_t i = 0; i < fs->count; i++) {
-        if (i) strcat(fs->names, ":");
-        strcat(fs->names, fs->files[i].path);
+        if (i) gp_buf_addc(&b, ':');
+        gp_buf_add(&b, fs->files[i].path);
     }
-    return 0;
+    fs->names = gp_buf_take(&b);
+    return fs->names ? 0 : -1;
 }
 
 /* ---- finding entries -------------------------------------------------------- */

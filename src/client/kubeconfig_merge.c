@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "util/buf.h"
 #include "util/file.h"
 
 #define N_SECTIONS 3
@@ -479,20 +480,22 @@ static int parse(const char *path, const char *text, size_t len, yaml_document_t
     return rc;
 }
 
+/* libyaml's output handler: 1 when the bytes were kept, 0 to stop it. */
+static int emit_to_buf(void *data, unsigned char *bytes, size_t size)
+{
+    return gp_buf_addn(data, bytes, size) == 0;
+}
+
 /* Emits `doc`, which it consumes (libyaml's emitter deletes what it dumps). */
 static char *emit(yaml_document_t *doc, size_t *len)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *mem = open_memstream(&buf, &n);
     yaml_emitter_t em;
-    if (!mem || !yaml_emitter_initialize(&em)) {
+    if (!yaml_emitter_initialize(&em)) {
         yaml_document_delete(doc);
-        if (mem) fclose(mem);
-        free(buf);
         return NULL;
     }
-    yaml_emitter_set_output_file(&em, mem);
+    gp_buf out = {0};
+    yaml_emitter_set_output(&em, emit_to_buf, &out);
     yaml_emitter_set_unicode(&em, 1);
     yaml_emitter_set_width(&em, -1); /* never fold the long base64 lines */
     int ok = yaml_emitter_dump(&em, doc) && yaml_emitter_close(&em) && yaml_emitter_flush(&em);
@@ -501,13 +504,12 @@ static char *emit(yaml_document_t *doc, size_t *len)
      * find nothing to free. */
     memset(doc, 0, sizeof *doc);
     yaml_emitter_delete(&em);
-    ok = fclose(mem) == 0 && ok;
     if (!ok) {
-        free(buf);
+        gp_buf_free(&out);
         return NULL;
     }
-    *len = n;
-    return buf;
+    *len = out.len;
+    return gp_buf_take(&out);
 }
 
 /* ---- files --------------------------------------------------------------- */

@@ -10,11 +10,11 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "util/i18n.h"
 
 enum {
@@ -50,54 +50,10 @@ static void global_init(void)
     global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static char *strfmt(const char *fmt, ...) GP_PRINTF(1, 2);
-static char *strfmt(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (!s) return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-typedef struct {
-    char *data;
-    size_t len, cap;
-} buffer;
-
-static int buffer_add(buffer *b, const char *p, size_t n)
-{
-    if (n > MAX_BODY - b->len) return -1;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *d = realloc(b->data, cap);
-        if (!d) return -1;
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return 0;
-}
-
-static void buffer_free(buffer *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
+/* Answers are collected into a gp_buf of at most MAX_BODY bytes. */
 static size_t write_to_buffer(char *p, size_t size, size_t n, void *ud)
 {
-    return buffer_add(ud, p, size * n) == 0 ? size * n : 0;
+    return gp_buf_addn(ud, p, size * n) == 0 ? size * n : 0;
 }
 
 static void copy_str(char *dst, size_t cap, const char *src)
@@ -132,9 +88,10 @@ static int route_tls_server_name(kc_client *c, gp_error *err)
                      cfg->tls_server_name, cfg->cluster_name ? cfg->cluster_name : "");
         goto out;
     }
-    char *entry = strfmt("%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
+    char *entry = gp_format("%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
     c->base = strdup(url);
-    c->host_hdr = given_port ? strfmt("Host: %s:%s", host, given_port) : strfmt("Host: %s", host);
+    c->host_hdr =
+        given_port ? gp_format("Host: %s:%s", host, given_port) : gp_format("Host: %s", host);
     struct curl_slist *l = entry ? curl_slist_append(NULL, entry) : NULL;
     free(entry);
     if (!l || !c->base || !c->host_hdr) {
@@ -237,7 +194,7 @@ kc_result kc_client_new(const kc_config *cfg, kc_client **out, gp_error *err)
     } else {
         c->base = strdup(cfg->server);
     }
-    if (cfg->token) c->auth_hdr = strfmt("Authorization: Bearer %s", cfg->token);
+    if (cfg->token) c->auth_hdr = gp_format("Authorization: Bearer %s", cfg->token);
     if (!c->curl || !c->base || (cfg->token && !c->auth_hdr)) {
         gp_error_set(err, NULL, 0, 0, "out of memory");
         goto fail;
@@ -367,7 +324,7 @@ static kc_result result_for_code(long code)
 
 /* An error answer: records its reason and message and words err as kubectl
  * prints it. */
-static kc_result status_error(kc_client *c, const char *method, const buffer *body, gp_error *err)
+static kc_result status_error(kc_client *c, const char *method, const gp_buf *body, gp_error *err)
 {
     json_t *st = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
     const char *kind = json_string_value(json_object_get(st, "kind"));
@@ -454,7 +411,7 @@ static struct curl_slist *request_headers(const kc_client *c, const request *r)
 static CURLcode perform(kc_client *c, const request *r, struct curl_slist **headers)
 {
     CURL *h = c->curl;
-    char *url = strfmt("%s%s", c->base, r->path);
+    char *url = gp_format("%s%s", c->base, r->path);
     *headers = request_headers(c, r);
     if (!url || !*headers) {
         free(url);
@@ -502,7 +459,7 @@ static kc_result call(kc_client *c, const char *method, const char *path, const 
         gp_error_set(err, NULL, 0, 0, "out of memory");
         return KC_BAD_RESPONSE;
     }
-    buffer answer = {0};
+    gp_buf answer = {.max = MAX_BODY};
     request r = {method,
                  path,
                  body ? ctype : NULL,
@@ -529,7 +486,7 @@ static kc_result call(kc_client *c, const char *method, const char *path, const 
             res = KC_BAD_RESPONSE;
         }
     }
-    buffer_free(&answer);
+    gp_buf_free(&answer);
     return res;
 }
 
@@ -575,9 +532,9 @@ kc_result kc_delete(kc_client *c, const char *path, const char *propagation, gp_
 static char *page_path(const char *path, long limit, const char *cont)
 {
     const char *sep = strchr(path, '?') ? "&" : "?";
-    if (!cont) return strfmt("%s%slimit=%ld", path, sep, limit);
+    if (!cont) return gp_format("%s%slimit=%ld", path, sep, limit);
     char *esc = kc_escape(cont);
-    char *p = esc ? strfmt("%s%slimit=%ld&continue=%s", path, sep, limit, esc) : NULL;
+    char *p = esc ? gp_format("%s%slimit=%ld&continue=%s", path, sep, limit, esc) : NULL;
     free(esc);
     return p;
 }
@@ -587,8 +544,8 @@ static char *page_path(const char *path, long limit, const char *cont)
 typedef struct page_sink {
     CURL *curl;
     kc_list_parser *parser;
-    buffer error_body;
-    int parse; /* 0 fine, 1 stopped by the callback, -1 not a list */
+    gp_buf error_body; /* max MAX_BODY */
+    int parse;         /* 0 fine, 1 stopped by the callback, -1 not a list */
     gp_error parse_err;
 } page_sink;
 
@@ -598,7 +555,7 @@ static size_t write_page(char *data, size_t size, size_t n, void *ud)
     long code = 0;
     curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
     if (code < 200 || code >= 300)
-        return buffer_add(&s->error_body, data, size * n) == 0 ? size * n : 0;
+        return gp_buf_addn(&s->error_body, data, size * n) == 0 ? size * n : 0;
     if (s->parse != 0) return 0;
     s->parse = kc_list_parser_feed(s->parser, data, size * n, &s->parse_err);
     return s->parse == 0 ? size * n : 0;
@@ -610,7 +567,9 @@ static kc_result list_page(kc_client *c, const char *list_path, const char *page
                            gp_error *err)
 {
     *cont = NULL;
-    page_sink sink = {c->curl, kc_list_parser_new(keep, each, ud), {0}, 0, {0}};
+    page_sink sink = {.curl = c->curl,
+                      .parser = kc_list_parser_new(keep, each, ud),
+                      .error_body = {.max = MAX_BODY}};
     if (!sink.parser) {
         gp_error_set(err, NULL, 0, 0, "out of memory");
         return KC_BAD_RESPONSE;
@@ -640,7 +599,7 @@ static kc_result list_page(kc_client *c, const char *list_path, const char *page
         free(*cont);
         *cont = NULL;
     }
-    buffer_free(&sink.error_body);
+    gp_buf_free(&sink.error_body);
     kc_list_parser_free(sink.parser);
     return res;
 }
@@ -698,8 +657,8 @@ typedef struct {
     kc_client *c;
     kc_event_fn on_event;
     void *ud;
-    buffer line;    /* the event being received */
-    buffer failure; /* the body of an error answer */
+    gp_buf line;    /* the event being received (max MAX_BODY, as failure) */
+    gp_buf failure; /* the body of an error answer */
     bool stopped;   /* on_event asked to stop */
     bool bad;       /* a line that is not an event; err says why */
     gp_error *err;
@@ -745,18 +704,18 @@ static size_t write_watch(char *data, size_t size, size_t n, void *ud)
     size_t total = size * n;
     long code = 0;
     curl_easy_getinfo(w->c->curl, CURLINFO_RESPONSE_CODE, &code);
-    if (code >= 300) return buffer_add(&w->failure, data, total) == 0 ? total : 0;
+    if (code >= 300) return gp_buf_addn(&w->failure, data, total) == 0 ? total : 0;
     const char *p = data, *end = data + total;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) return buffer_add(&w->line, p, (size_t)(end - p)) == 0 ? total : watch_too_big(w);
+        if (!nl) return gp_buf_addn(&w->line, p, (size_t)(end - p)) == 0 ? total : watch_too_big(w);
         int rc;
         if (w->line.len == 0) {
             rc = watch_event(w, p, (size_t)(nl - p));
         } else {
-            if (buffer_add(&w->line, p, (size_t)(nl - p)) != 0) return watch_too_big(w);
+            if (gp_buf_addn(&w->line, p, (size_t)(nl - p)) != 0) return watch_too_big(w);
             rc = watch_event(w, w->line.data, w->line.len);
-            w->line.len = 0;
+            gp_buf_clear(&w->line);
         }
         if (rc != 0) return 0;
         p = nl + 1;
@@ -769,13 +728,18 @@ kc_result kc_watch(kc_client *c, const char *path, long timeout_seconds, kc_even
 {
     const char *sep = strchr(path, '?') ? "&" : "?";
     char *p = timeout_seconds > 0
-                  ? strfmt("%s%swatch=1&timeoutSeconds=%ld", path, sep, timeout_seconds)
-                  : strfmt("%s%swatch=1", path, sep);
+                  ? gp_format("%s%swatch=1&timeoutSeconds=%ld", path, sep, timeout_seconds)
+                  : gp_format("%s%swatch=1", path, sep);
     if (!p) {
         gp_error_set(err, NULL, 0, 0, "out of memory");
         return KC_BAD_RESPONSE;
     }
-    watch_state w = {.c = c, .on_event = on_event, .ud = ud, .err = err};
+    watch_state w = {.c = c,
+                     .on_event = on_event,
+                     .ud = ud,
+                     .line = {.max = MAX_BODY},
+                     .failure = {.max = MAX_BODY},
+                     .err = err};
     /* The server ends the watch at timeoutSeconds; our own limit is only a
      * backstop for a server that does not. */
     long limit_ms = timeout_seconds > 0 ? (timeout_seconds + 15) * 1000 : 0;
@@ -795,7 +759,7 @@ kc_result kc_watch(kc_client *c, const char *path, long timeout_seconds, kc_even
         res = KC_OK; /* the watch lasted as long as it was asked to */
     else if (rc != CURLE_OK)
         res = unreachable(c, rc, err);
-    buffer_free(&w.line);
-    buffer_free(&w.failure);
+    gp_buf_free(&w.line);
+    gp_buf_free(&w.failure);
     return res;
 }

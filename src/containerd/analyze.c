@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "containerd/containerd.h"
+#include "containerd/containerd_internal.h"
 #include "containerd/observed.h"
 #include "util/i18n.h"
 

@@ -1,4 +1,4 @@
-#include "containerd/cfg.h"
+#include "containerd/cfg_internal.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

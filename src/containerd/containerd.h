@@ -13,8 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "containerd/cfg.h"
+#include "toml/toml.h"
+#include "util/arena.h"
 #include "util/error.h"
+
+/* The effective configuration tree (cfg_internal.h); callers read it
+ * through render.h. */
+typedef struct cd_node cd_node;
 
 typedef enum cd_family {
     CD_V1_6 = 16,
@@ -96,19 +101,5 @@ typedef struct cd_prediction {
  * nothing can be told. Every other problem is part of the prediction. */
 cd_prediction *cd_predict(const cd_options *opt, gp_error *err);
 void cd_prediction_free(cd_prediction *p);
-
-/* Internal steps, shared by the files of this module. */
-void cd_note_add(gp_arena *a, cd_notes *notes, const char *file, uint32_t line, uint32_t col,
-                 const char *key, const char *code, const char *fmt, ...) GP_PRINTF(8, 9);
-char *cd_strdup(gp_arena *a, const char *s);
-char *cd_printf(gp_arena *a, const char *fmt, ...) GP_PRINTF(2, 3);
-int cd_load(cd_prediction *p, const cd_options *opt, gp_error *err);
-void cd_merge(cd_prediction *p);
-void cd_analyze(cd_prediction *p);
-/* The built-in defaults that matter for this version, as a config tree. */
-cd_node *cd_defaults(cd_prediction *p);
-/* A leaf holding a value parsed from TOML text, e.g. "['/opt/cni/bin']". */
-cd_node *cd_leaf_from_text(cd_prediction *p, const char *key, const char *value_toml,
-                           cd_origin origin);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "containerd/containerd.h"
+#include "containerd/containerd_internal.h"
 
 static const char defaults_1x[] =
     "version = 2\n"

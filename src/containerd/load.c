@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "containerd/containerd.h"
+#include "containerd/containerd_internal.h"
 #include "util/file.h"
 #include "util/i18n.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "containerd/containerd.h"
+#include "containerd/containerd_internal.h"
 #include "util/i18n.h"
 
 #define CRI_V2      "io.containerd.grpc.v1.cri"

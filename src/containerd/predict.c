@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "containerd/containerd.h"
+#include "containerd/containerd_internal.h"
 
 int cd_family_parse(const char *text, cd_family *out)
 {

@@ -14,12 +14,14 @@
 #include <time.h>
 
 #include "client/list_stream.h"
-#include "apiserver/api.h"
+#include "apiserver/resources.h"
+#include "apiserver/routes.h"
+#include "apiserver/table.h"
 #include "controllers/controllers.h"
-#include "controllers/inflight.h"
-#include "controllers/object_cache.h"
+#include "controllers/inflight_internal.h"
+#include "controllers/object_cache_internal.h"
 #include "controllers/scheduler.h"
-#include "controllers/write_queue.h"
+#include "controllers/write_queue_internal.h"
 
 /* A repeated event is one object with a count, as the event recorder's
  * correlator makes it. */

@@ -3,12 +3,14 @@
  * ones keep a dependency graph between passes; here the snapshot is indexed
  * afresh each time (by uid, and which uids are owners), which costs a hash
  * table per call and leaves nothing to go stale. */
-#include "controllers/garbage_collector.h"
+#include "controllers/garbage_collector_internal.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/buf.h"
 
 #define FINALIZER_ORPHAN     "orphan"
 #define FINALIZER_FOREGROUND "foregroundDeletion"
@@ -381,7 +383,7 @@ static int compare_strings(const void *a, const void *b)
  * ", " (ProcessContentTotals). NULL when memory runs out. */
 static char *summary(const json_t *counts, const char *infix)
 {
-    size_t n = json_object_size(counts), k = 0, total = 1;
+    size_t n = json_object_size(counts), k = 0;
     char **parts = calloc(n ? n : 1, sizeof *parts);
     if (!parts) return NULL;
     const char *key;
@@ -389,25 +391,20 @@ static char *summary(const json_t *counts, const char *infix)
     bool ok = true;
     json_object_foreach((json_t *)counts, key, v)
     {
-        size_t size = strlen(key) + strlen(infix) + 48;
-        parts[k] = malloc(size);
+        parts[k] =
+            gp_format("%s%s%lld resource instances", key, infix, (long long)json_integer_value(v));
         if (!parts[k]) {
             ok = false;
             break;
         }
-        snprintf(parts[k], size, "%s%s%lld resource instances", key, infix,
-                 (long long)json_integer_value(v));
-        total += strlen(parts[k]) + 2;
         k++;
     }
-    char *out = ok ? malloc(total) : NULL;
-    if (out) {
+    char *out = NULL;
+    if (ok) {
         qsort(parts, k, sizeof *parts, compare_strings);
-        out[0] = '\0';
-        for (size_t i = 0; i < k; i++) {
-            if (i > 0) strcat(out, ", ");
-            strcat(out, parts[i]);
-        }
+        gp_buf b = {0};
+        gp_buf_join(&b, (const char *const *)parts, k, ", ");
+        out = gp_buf_take(&b);
     }
     for (size_t i = 0; i < k; i++)
         free(parts[i]);

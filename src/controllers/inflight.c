@@ -1,4 +1,4 @@
-#include "controllers/inflight.h"
+#include "controllers/inflight_internal.h"
 
 #include <jansson.h>
 #include <pthread.h>

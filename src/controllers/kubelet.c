@@ -2,7 +2,7 @@
  * strategic merge patches, plus what a real 1.32 kubelet writes that kwok
  * leaves out. Every builder collects into one patch and reports a failed
  * allocation once at the end, so a half-built patch never escapes. */
-#include "controllers/kubelet.h"
+#include "controllers/kubelet_internal.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
 #include "apiserver/loopback.h"
 #include "controllers/controllers_internal.h"
 #include "controllers/daemonset.h"
-#include "controllers/garbage_collector.h"
-#include "controllers/kubelet.h"
+#include "controllers/garbage_collector_internal.h"
+#include "controllers/kubelet_internal.h"
 #include "apiserver/table.h"
 #include "util/hash.h"
 
@@ -25,7 +25,7 @@
  * of pods, so this also bounds binds a second: 200 held 5,000 pods on 1,000
  * nodes at 2,240/s (median of 5), 500 reaches 2,370/s with less CPU. */
 #define MAX_BINDS_PER_PASS 500
-/* Threads that send the controllers' writes (write_queue.h): with the
+/* Threads that send the controllers' writes (write_queue_internal.h): with the
  * thread that decides, they keep both cores of a small machine busy. */
 #define WRITE_WORKERS 2
 /* Passes in a row that keep writing before the runtime takes a breath. */
@@ -47,7 +47,7 @@ static void object_path(char *buf, size_t size, const char *group, const char *r
     if (sub) snprintf(buf + n, size - (size_t)n, "/%s", sub);
 }
 
-/* Queues a request (write_queue.h): it is counted as a write now, and the
+/* Queues a request (write_queue_internal.h): it is counted as a write now, and the
  * pass subtracts what failed when it drains the queue. Failures are
  * expected now and then (a conflict with a client): the next pass sees the
  * new state. With `answer`, the request is sent now, after what is queued,
@@ -77,7 +77,7 @@ static bool send_now(ctl_loop *c, const char *method, const char *path, const ch
     return ok;
 }
 
-/* ---- writes in flight (inflight.h) ------------------------------------------ */
+/* ---- writes in flight (inflight_internal.h) --------------------------------- */
 
 /* The in-flight table's name for an object: "pods|ns/name", "nodes|/name". */
 static void inflight_key(char *buf, size_t size, const char *resource, const char *ns,

@@ -1,4 +1,4 @@
-#include "controllers/object_cache.h"
+#include "controllers/object_cache_internal.h"
 #include "util/hash.h"
 
 #include <stdint.h>

@@ -22,6 +22,7 @@
 
 #include "kube/quantity.h"
 #include "kube/selector.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -93,53 +94,6 @@ static bool parse_int64(const char *s, int64_t *out)
     }
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return true;
-}
-
-/* ---- growing text --------------------------------------------------------- */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) GP_PRINTF(2, 3);
-
-static void sb_add(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (need < 0) {
-        b->failed = true;
-        return;
-    }
-    if (b->len + (size_t)need + 1 > b->cap) {
-        size_t cap = (b->len + (size_t)need + 1) * 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->failed = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, (size_t)need + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)need;
-}
-
-/* Hands the text over, or NULL (and frees it) when a step failed. */
-static char *sb_take(sbuf *b)
-{
-    if (b->failed || !b->s) {
-        free(b->s);
-        return b->failed ? NULL : strdup("");
-    }
-    return b->s;
 }
 
 /* ---- exact resource lists (v1.ResourceList) ------------------------------- */
@@ -817,13 +771,9 @@ static int status_fail(status *st, st_code code, gp_error *err, const char *fmt,
     st->reasons = v;
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
+    char *text = gp_vformat(fmt, ap);
     va_end(ap);
-    char *text = len < 0 ? NULL : malloc((size_t)len + 1);
     if (!text) return oom(err);
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)len + 1, fmt, ap);
-    va_end(ap);
     st->reasons[st->n++] = text;
     st->code = code;
     return 0;
@@ -1303,34 +1253,31 @@ static int cmp_strings(const void *a, const void *b)
 
 /* "<count> <reason>" for every reason, sorted as Go's sort.Strings does
  * (bytes: "10 x" sorts before "2 x"), joined with ", ". */
-static void histogram(sbuf *out, const status *st, size_t n, const char *absent)
+static void histogram(gp_buf *out, const status *st, size_t n, const char *absent)
 {
     size_t total = 0, explicit = 0, nb = 0;
     for (size_t i = 0; i < n; i++)
         total += st[i].set ? st[i].n : 0;
     bucket *b = calloc(total + 1, sizeof *b);
     char **lines = calloc(total + 1, sizeof *lines);
-    if (!b || !lines) out->failed = true;
-    for (size_t i = 0; !out->failed && i < n; i++) {
+    if (!b || !lines) out->state = GP_BUF_NO_MEMORY;
+    for (size_t i = 0; !gp_buf_failed(out) && i < n; i++) {
         if (!st[i].set) continue;
         explicit ++;
         for (size_t r = 0; r < st[i].n; r++)
             bucket_add(b, &nb, st[i].reasons[r], 1);
     }
-    if (!out->failed && absent && explicit < n) bucket_add(b, &nb, absent, n - explicit);
+    if (!gp_buf_failed(out) && absent && explicit < n) bucket_add(b, &nb, absent, n - explicit);
     size_t nl = 0;
-    for (; !out->failed && nl < nb; nl++) {
-        sbuf line = {0};
-        sb_add(&line, "%zu %s", b[nl].count, b[nl].reason);
-        lines[nl] = sb_take(&line);
-        if (!lines[nl]) out->failed = true;
+    for (; !gp_buf_failed(out) && nl < nb; nl++) {
+        lines[nl] = gp_format("%zu %s", b[nl].count, b[nl].reason);
+        if (!lines[nl]) out->state = GP_BUF_NO_MEMORY;
     }
-    if (!out->failed && nl) {
+    if (!gp_buf_failed(out) && nl) {
         qsort(lines, nl, sizeof *lines, cmp_strings);
-        sb_add(out, " ");
-        for (size_t i = 0; i < nl; i++)
-            sb_add(out, "%s%s", i ? ", " : "", lines[i]);
-        sb_add(out, ".");
+        gp_buf_add(out, " ");
+        gp_buf_join(out, (const char *const *)lines, nl, ", ");
+        gp_buf_add(out, ".");
     }
     for (size_t i = 0; lines && i < nl; i++)
         free(lines[i]);
@@ -1343,14 +1290,14 @@ static void histogram(sbuf *out, const status *st, size_t n, const char *absent)
 static char *fit_error(size_t n, const char *pre, const status *st, const char *absent,
                        const char *post)
 {
-    sbuf b = {0};
-    sb_add(&b, "0/%zu nodes are available:", n);
+    gp_buf b = {0};
+    gp_buf_addf(&b, "0/%zu nodes are available:", n);
     if (pre)
-        sb_add(&b, " %s.", pre);
+        gp_buf_addf(&b, " %s.", pre);
     else
         histogram(&b, st, n, absent);
-    if (post && *post) sb_add(&b, " %s", post);
-    return sb_take(&b);
+    if (post && *post) gp_buf_addf(&b, " %s", post);
+    return gp_buf_take(&b);
 }
 
 /* ---- DefaultPreemption ---------------------------------------------------- */
@@ -1568,10 +1515,8 @@ static int preempt(sched *s, const status *st, ctl_sched_result *out, char **pos
 {
     *post = NULL;
     const char *why = not_eligible(s, st);
-    sbuf b = {0};
     if (why) {
-        sb_add(&b, "preemption: %s", why);
-        *post = sb_take(&b);
+        *post = gp_format("preemption: %s", why);
         return *post ? 0 : oom(&s->err);
     }
     status *pst = calloc(s->n, sizeof *pst);
@@ -1580,9 +1525,8 @@ static int preempt(sched *s, const status *st, ctl_sched_result *out, char **pos
     if (rc == 0) {
         out->clear_nominated = true;
         char *inner = fit_error(s->n, NULL, pst, R_NOT_HELPFUL, NULL);
-        if (inner) sb_add(&b, "preemption: %s", inner);
+        *post = inner ? gp_format("preemption: %s", inner) : NULL;
         free(inner);
-        *post = inner ? sb_take(&b) : NULL;
         rc = *post ? 0 : oom(&s->err);
     }
     statuses_free(pst, s->n);

@@ -1,12 +1,12 @@
 /* The snapshot a controller pass works on: every object of the resources
- * the controllers read, parsed once per stored version (object_cache.h),
+ * the controllers read, parsed once per stored version (object_cache_internal.h),
  * settled pods cut to what they read, and a summary of each pod and node
  * for the loops that look at all of them on every pass. */
 #include <stdio.h>
 #include <string.h>
 
 #include "controllers/controllers_internal.h"
-#include "controllers/kubelet.h"
+#include "controllers/kubelet_internal.h"
 #include "apiserver/table.h"
 
 /* A lab drill takes a node down with `kubectl annotate node X
@@ -201,7 +201,7 @@ static bool stale(const ctl_loop *c, const json_t *kept)
 /* Every object of one resource, parsed. The store lock is held only while
  * the objects' versions are taken (a reference to each blob); an object
  * whose version was in the last listing is reused, not parsed again
- * (object_cache.h; snapshots are never modified). */
+ * (object_cache_internal.h; snapshots are never modified). */
 typedef void *summarize_fn(const json_t *obj);
 
 static json_t *list_summarized(ctl_loop *c, const char *group, const char *resource,

@@ -1,4 +1,4 @@
-#include "controllers/write_queue.h"
+#include "controllers/write_queue_internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
 #include "analyze/sched_message.h"
 #include "kube/quantity.h"
 #include "lab/labcluster.h"
-#include "lab/outfile.h"
+#include "lab/outfile_internal.h"
 #include "util/i18n.h"
 #include "util/msg.h"
 #include "util/yaml_json.h"

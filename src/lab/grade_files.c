@@ -16,9 +16,12 @@
 
 #include "containerd/containerd.h"
 #include "containerd/observed.h"
-#include "lab/outfile.h"
+#include "containerd/render.h"
+#include "lab/incident_files.h"
+#include "lab/outfile_internal.h"
 #include "lab/workspace.h"
 #include "toml/toml.h"
+#include "util/buf.h"
 #include "util/contain.h"
 #include "util/file.h"
 #include "util/i18n.h"
@@ -37,18 +40,13 @@ static int cmp_str(const void *a, const void *b)
 static char *join_sorted(const char **names, size_t n)
 {
     qsort(names, n, sizeof *names, cmp_str);
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(names[i]) + 1;
-    char *out = malloc(len);
-    if (!out) return NULL;
-    out[0] = '\0';
+    gp_buf out = {0};
     for (size_t i = 0; i < n; i++) {
         if (i && strcmp(names[i - 1], names[i]) == 0) continue;
-        if (out[0]) strcat(out, ",");
-        strcat(out, names[i]);
+        if (out.len) gp_buf_addc(&out, ',');
+        gp_buf_add(&out, names[i]);
     }
-    return out;
+    return gp_buf_take(&out);
 }
 
 /* A learner's list value: items trimmed, order and repeats ignored. */
@@ -506,88 +504,79 @@ static int check_parses(const char *path, gp_error *err)
     return doc ? 0 : -1;
 }
 
-static int facts_from(const cd_prediction *p, const char *dropin, lab_merge_facts *out,
-                      gp_error *err)
+/* -1 with err unless the main config's imports reach the drop-in. */
+static int check_reaches(const cd_prediction *p, const char *dropin, gp_error *err)
 {
-    bool reached = false;
-    size_t total = 0;
-    for (size_t i = 1; i < p->nfiles; i++) {
-        reached = reached || same_file(p->files[i].read_path, dropin);
-        total += p->files[i].nruntimes;
-    }
-    if (!reached) {
-        gp_error_set(err, p->nfiles ? p->files[0].path : NULL, 0, 0,
-                     "the imports of the main config do not reach %s", dropin);
-        return -1;
-    }
-    const char **names = calloc(total + 1, sizeof *names);
-    if (!names) {
-        gp_error_set(err, NULL, 0, 0, "out of memory");
-        return -1;
-    }
-    size_t n = 0;
     for (size_t i = 1; i < p->nfiles; i++)
-        for (size_t j = 0; j < p->files[i].nruntimes; j++)
-            names[n++] = p->files[i].runtimes[j];
-    out->dropin_runtimes = join_sorted(names, n);
-    free(names);
-    const char **main_names = calloc(p->files[0].nruntimes + 1, sizeof *main_names);
-    if (main_names && p->files[0].nruntimes)
-        memcpy(main_names, p->files[0].runtimes, p->files[0].nruntimes * sizeof *main_names);
-    if (main_names) out->main_runtimes = join_sorted(main_names, p->files[0].nruntimes);
-    free(main_names);
-    out->conflict = p->conflict;
-    out->conflict_table = strdup(p->conflict ? p->conflict_table : "");
-    if (!out->main_runtimes || !out->dropin_runtimes || !out->conflict_table) {
-        lab_merge_facts_free(out);
-        gp_error_set(err, NULL, 0, 0, "out of memory");
-        return -1;
+        if (same_file(p->files[i].read_path, dropin)) return 0;
+    gp_error_set(err, p->nfiles ? p->files[0].path : NULL, 0, 0,
+                 "the imports of the main config do not reach %s", dropin);
+    return -1;
+}
+
+cd_prediction *lab_merge_prediction(const char *root, gp_error *err)
+{
+    char *main_path = lab_path(root, LAB_MAIN_CONFIG);
+    char *dropin = lab_path(root, LAB_DROPIN);
+    /* The module reads ROOT/... as already under the root only when ROOT
+     * has no trailing slash. */
+    char *bare_root = strdup(root);
+    cd_prediction *p = NULL;
+    if (!main_path || !dropin || !bare_root)
+        gp_error_set(err, root, 0, 0, "out of memory");
+    else if (check_parses(main_path, err) == 0 && check_parses(dropin, err) == 0) {
+        size_t n = strlen(bare_root);
+        while (n > 1 && bare_root[n - 1] == '/')
+            bare_root[--n] = '\0';
+        cd_options opt = {.config_path = main_path, .root = bare_root, .family = CD_V1_7};
+        p = cd_predict(&opt, err);
+        if (p && check_reaches(p, dropin, err) != 0) {
+            cd_prediction_free(p);
+            p = NULL;
+        }
     }
-    return 0;
+    free(bare_root);
+    free(main_path);
+    free(dropin);
+    return p;
 }
 
 int lab_merge_predict(const char *root, lab_merge_facts *out, gp_error *err)
 {
     memset(out, 0, sizeof *out);
-    char *main_path = lab_path(root, LAB_MAIN_CONFIG);
-    char *dropin = lab_path(root, LAB_DROPIN);
-    int rc = -1;
-    if (!main_path || !dropin)
-        gp_error_set(err, root, 0, 0, "out of memory");
-    else if (check_parses(main_path, err) == 0 && check_parses(dropin, err) == 0) {
-        /* The module reads ROOT/... as already under the root only when
-         * ROOT has no trailing slash. */
-        char *bare_root = strdup(root);
-        size_t n = bare_root ? strlen(bare_root) : 0;
-        while (n > 1 && bare_root[n - 1] == '/')
-            bare_root[--n] = '\0';
-        cd_options opt = {.config_path = main_path, .root = bare_root, .family = CD_V1_7};
-        cd_prediction *p = cd_predict(&opt, err);
-        if (p && p->nfiles) rc = facts_from(p, dropin, out, err);
-        cd_prediction_free(p);
-        free(bare_root);
-    }
-    free(main_path);
+    cd_prediction *p = lab_merge_prediction(root, err);
+    if (!p) return -1;
+    size_t ndropin = 0;
+    const char **dropin = cd_dropin_runtimes(p, &ndropin);
+    const char **main_names = calloc(p->files[0].nruntimes + 1, sizeof *main_names);
+    if (main_names && p->files[0].nruntimes)
+        memcpy(main_names, p->files[0].runtimes, p->files[0].nruntimes * sizeof *main_names);
+    out->main_runtimes = main_names ? join_sorted(main_names, p->files[0].nruntimes) : NULL;
+    out->dropin_runtimes = dropin ? join_sorted(dropin, ndropin) : NULL;
+    out->conflict = p->conflict;
+    out->conflict_table = strdup(p->conflict ? p->conflict_table : "");
+    free(main_names);
     free(dropin);
-    return rc;
+    cd_prediction_free(p);
+    if (!out->main_runtimes || !out->dropin_runtimes || !out->conflict_table) {
+        lab_merge_facts_free(out);
+        gp_error_set(err, root, 0, 0, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 char *lab_loaded_runtimes(const char *root, gp_error *err)
 {
     char *path = lab_path(root, LAB_EVIDENCE_DUMP);
-    size_t len = 0;
-    char *text = path ? gp_read_file(path, &len, err) : NULL;
+    cd_observed o;
     char *out = NULL;
-    cd_dump dump = {0};
-    if (text && cd_dump_parse(text, len, path, &dump, err) == 0) {
-        const char **names = calloc(dump.handlers.n + 1, sizeof *names);
-        for (size_t i = 0; names && i < dump.handlers.n; i++)
-            names[i] = dump.handlers.items[i];
-        out = names ? join_sorted(names, dump.handlers.n) : NULL;
-        free(names);
-        cd_dump_free(&dump);
+    if (!path)
+        gp_error_set(err, root, 0, 0, "out of memory");
+    else if (cd_observed_read(path, &o, err) == 0) {
+        out = join_sorted(o.names, o.count);
+        cd_observed_free(&o);
     }
-    free(text);
     free(path);
     return out;
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "containerd/containerd.h"
 #include "lab/lab.h"
 #include "util/error.h"
 
@@ -40,6 +41,9 @@ typedef struct lab_merge_facts {
 /* -1 with err when a file cannot be read or parsed, or the main config's
  * imports do not reach R/etc/containerd/conf.d/99-nvidia.toml. */
 int lab_merge_predict(const char *root, lab_merge_facts *out, gp_error *err);
+/* The prediction those lines come from (the solver renders it as `gpuop
+ * containerd merge -o lab` does); NULL with err as above. */
+cd_prediction *lab_merge_prediction(const char *root, gp_error *err);
 void lab_merge_facts_free(lab_merge_facts *f);
 
 /* LOADED_RUNTIMES: the runtime handlers of R's evidence dump, comma-separated

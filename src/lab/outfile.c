@@ -1,4 +1,4 @@
-#include "lab/outfile.h"
+#include "lab/outfile_internal.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

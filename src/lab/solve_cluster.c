@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdarg.h>
 #include <time.h>
 
 #include "analyze/nodes.h"
@@ -11,24 +10,9 @@
 #include "analyze/slots.h"
 #include "lab/labcluster.h"
 #include "lab/workspace.h"
+#include "util/buf.h"
 #include "util/i18n.h"
 #include "util/yaml_json.h"
-
-/* A formatted, malloc'd string (asprintf is not POSIX). */
-static int format_text(char **out, const char *fmt, ...) GP_PRINTF(2, 3);
-static int format_text(char **out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    *out = n < 0 ? NULL : malloc((size_t)n + 1);
-    if (!*out) return -1;
-    va_start(ap, fmt);
-    vsnprintf(*out, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return n;
-}
 
 typedef struct solver {
     const char *root;
@@ -87,60 +71,52 @@ static char *gpu_pod_yaml(void)
 
 static char *time_slicing_yaml(const lab_params *p)
 {
-    char *text = NULL;
-    if (format_text(&text,
-                    "apiVersion: v1\n"
-                    "kind: ConfigMap\n"
-                    "metadata:\n"
-                    "  name: time-slicing-config\n"
-                    "  namespace: gpu-operator\n"
-                    "data:\n"
-                    "  any: |-\n"
-                    "    version: v1\n"
-                    "    flags:\n"
-                    "      migStrategy: none\n"
-                    "    sharing:\n"
-                    "      timeSlicing:\n"
-                    "        failRequestsGreaterThanOne: true\n"
-                    "        resources:\n"
-                    "        - name: nvidia.com/gpu\n"
-                    "          replicas: %d\n",
-                    p->replicas) < 0)
-        return NULL;
-    return text;
+    return gp_format("apiVersion: v1\n"
+                     "kind: ConfigMap\n"
+                     "metadata:\n"
+                     "  name: time-slicing-config\n"
+                     "  namespace: gpu-operator\n"
+                     "data:\n"
+                     "  any: |-\n"
+                     "    version: v1\n"
+                     "    flags:\n"
+                     "      migStrategy: none\n"
+                     "    sharing:\n"
+                     "      timeSlicing:\n"
+                     "        failRequestsGreaterThanOne: true\n"
+                     "        resources:\n"
+                     "        - name: nvidia.com/gpu\n"
+                     "          replicas: %d\n",
+                     p->replicas);
 }
 
 static char *toolkit_yaml(const char *image, const char *memory)
 {
-    char *text = NULL;
-    if (format_text(&text,
-                    "apiVersion: apps/v1\n"
-                    "kind: DaemonSet\n"
-                    "metadata:\n"
-                    "  name: nvidia-container-toolkit\n"
-                    "  namespace: gpu-operator\n"
-                    "spec:\n"
-                    "  selector:\n"
-                    "    matchLabels:\n"
-                    "      app: nvidia-container-toolkit\n"
-                    "  updateStrategy:\n"
-                    "    type: RollingUpdate\n"
-                    "    rollingUpdate:\n"
-                    "      maxUnavailable: 1\n"
-                    "  template:\n"
-                    "    metadata:\n"
-                    "      labels:\n"
-                    "        app: nvidia-container-toolkit\n"
-                    "    spec:\n"
-                    "      containers:\n"
-                    "      - name: nvidia-container-toolkit-ctr\n"
-                    "        image: %s\n"
-                    "        resources:\n"
-                    "          requests:\n"
-                    "            memory: %s\n",
-                    image, memory) < 0)
-        return NULL;
-    return text;
+    return gp_format("apiVersion: apps/v1\n"
+                     "kind: DaemonSet\n"
+                     "metadata:\n"
+                     "  name: nvidia-container-toolkit\n"
+                     "  namespace: gpu-operator\n"
+                     "spec:\n"
+                     "  selector:\n"
+                     "    matchLabels:\n"
+                     "      app: nvidia-container-toolkit\n"
+                     "  updateStrategy:\n"
+                     "    type: RollingUpdate\n"
+                     "    rollingUpdate:\n"
+                     "      maxUnavailable: 1\n"
+                     "  template:\n"
+                     "    metadata:\n"
+                     "      labels:\n"
+                     "        app: nvidia-container-toolkit\n"
+                     "    spec:\n"
+                     "      containers:\n"
+                     "      - name: nvidia-container-toolkit-ctr\n"
+                     "        image: %s\n"
+                     "        resources:\n"
+                     "          requests:\n"
+                     "            memory: %s\n",
+                     image, memory);
 }
 
 /* Writes R/rel (backing up a different learner file) and returns its
@@ -405,8 +381,8 @@ static int solve_step5(solver *s)
         free(reason);
         goto out;
     }
-    char *text = NULL;
-    if (format_text(&text, "%s\n%s\n", reason, message) >= 0) {
+    char *text = gp_format("%s\n%s\n", reason, message);
+    if (text) {
         rc_ok = lab_write_answer(s->root, "out/unscheduled.txt", text, 0644, s->err);
         free(text);
     }

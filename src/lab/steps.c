@@ -1,53 +1,53 @@
 #include "lab/steps.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
+#include "util/buf.h"
 #include "util/i18n.h"
 #include "util/msg.h"
 
 /* One paragraph is one message: a translator gets whole sentences and may
  * reorder the arguments (%2$s), which a sentence built from pieces forbids. */
-static void para(FILE *f, const char *fmt, ...) GP_PRINTF(2, 3);
+static void para(gp_buf *out, const char *fmt, ...) GP_PRINTF(2, 3);
 
-static void para(FILE *f, const char *fmt, ...)
+static void para(gp_buf *out, const char *fmt, ...)
 {
-    if (ftell(f) > 0) fputs("\n", f);
+    if (out->len > 0) gp_buf_addc(out, '\n');
     va_list ap;
     va_start(ap, fmt);
-    gp_msg_vfprintf(f, _(fmt), ap);
+    gp_msg_buf_vaddf(out, _(fmt), ap);
     va_end(ap);
-    fputs("\n", f);
+    gp_buf_addc(out, '\n');
 }
 
 /* A paragraph without arguments: not a format, so a '%' in a translation
  * stays a '%'. */
-static void plain(FILE *f, const char *msg)
+static void plain(gp_buf *out, const char *msg)
 {
-    if (ftell(f) > 0) fputs("\n", f);
-    fputs(_(msg), f);
-    fputs("\n", f);
+    if (out->len > 0) gp_buf_addc(out, '\n');
+    gp_buf_add(out, _(msg));
+    gp_buf_addc(out, '\n');
 }
 
-static void step1(FILE *f, const char *r)
+static void step1(gp_buf *out, const char *r)
 {
-    para(f,
+    para(out,
          N_("Write %s/etc/containerd/config.toml, the incident node's main containerd config. At "
             "the top level it has version = 2 (an integer) and an imports array, one item of "
             "which ends in conf.d/*.toml."),
          r);
     plain(
-        f,
+        out,
         N_("Under plugins.\"io.containerd.grpc.v1.cri\".containerd put default_runtime_name = "
            "\"runc\". In the table plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc "
            "put runtime_type = \"io.containerd.runc.v2\" and options.SystemdCgroup = true (a "
            "boolean)."));
 }
 
-static void step2(FILE *f, const char *r)
+static void step2(gp_buf *out, const char *r)
 {
-    para(f,
+    para(out,
          N_("Write %s/etc/containerd/conf.d/99-nvidia.toml, the drop-in the NVIDIA container "
             "toolkit writes: the table "
             "plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia with runtime_type = "
@@ -56,13 +56,13 @@ static void step2(FILE *f, const char *r)
          r);
 }
 
-static void step3(FILE *f, const char *r)
+static void step3(gp_buf *out, const char *r)
 {
-    para(f,
+    para(out,
          N_("Read the two files with a TOML parser and write your verdict to %s/out/merge.txt: "
             "five KEY=VALUE lines in this order, lists comma-separated (in any order)."),
          r);
-    plain(f,
+    plain(out,
           N_("  MAIN_RUNTIMES=    the runtime names the main config defines itself\n"
              "  DROPIN_RUNTIMES=  the names the drop-in defines\n"
              "  CONFLICT=         yes when both files define content in the same table, else no\n"
@@ -71,29 +71,29 @@ static void step3(FILE *f, const char *r)
              "                    spelling of the same key counts: other quotes, blanks\n"
              "                    around the dots, its [header] brackets\n"
              "  LOADED_RUNTIMES=  the runtime handlers containerd had loaded"));
-    para(f,
+    para(out,
          N_("The last line alone is observed, not computed: on the incident day `containerd "
             "config dump` on that node showed which runtime handlers were loaded. The lab ships "
             "that dump as %s/evidence/containerd-config-dump.toml."),
          r);
 }
 
-static void step4(FILE *f, const char *r)
+static void step4(gp_buf *out, const char *r)
 {
-    para(f,
+    para(out,
          N_("Write %s/bin/check-runtime.sh and make it executable. It calls `containerd config "
             "dump` by bare name (found through PATH, no absolute path), looks in its output for "
             "the nvidia handler's table, containerd.runtimes.nvidia, and exits 0 when it is there "
             "and 1 when it is not. Another handler whose name starts with nvidia, such as "
             "nvidia-cdi, is not it."),
          r);
-    plain(f,
+    plain(out,
           N_("It must never read /etc/containerd/config.toml or any other config file: judging by "
              "files is the very mistake this lab is about. The grader runs the script, with a time "
              "limit, against a stand-in containerd first in PATH: once with a dump that has the "
              "nvidia handler and once with a node's dump that has runc and nvidia-cdi. Nothing "
              "the script leaves running outlives the run."));
-    plain(f,
+    plain(out,
           N_("What the dump proves: `containerd config dump` reads the files again, imports "
              "included, the way containerd merges them, so it shows what a (re)start would load. "
              "It does not ask the running daemon. What the daemon loaded lives in its CRI status "
@@ -102,18 +102,18 @@ static void step4(FILE *f, const char *r)
              "after every restart, and the two agree."));
 }
 
-static void step5(FILE *f, const char *r)
+static void step5(gp_buf *out, const char *r)
 {
-    para(f,
+    para(out,
          N_("Write %s/k8s/runtimeclass.yaml: a RuntimeClass whose name and handler are both "
             "nvidia."),
          r);
-    para(f,
+    para(out,
          N_("Write %s/k8s/gpu-pod.yaml: a Pod named cuda-probe in namespace gpu-lab, with "
             "runtimeClassName: nvidia and a container whose resources.limits has nvidia.com/gpu: "
             "1. Create the namespace first, then apply both files."),
          r);
-    para(f,
+    para(out,
          N_("The pod does not start. Save the reason and the message of its PodScheduled "
             "condition, as two lines, to %s/out/unscheduled.txt: the reason, one word, then the "
             "message word for word as the scheduler wrote it (REASON= and MESSAGE= in front are "
@@ -122,13 +122,13 @@ static void step5(FILE *f, const char *r)
          r);
 }
 
-static void step6(FILE *f, const lab_params *p, const char *r)
+static void step6(gp_buf *out, const lab_params *p, const char *r)
 {
-    para(f,
+    para(out,
          N_("With kubectl patch node lab-node-0 --subresource=status, put nvidia.com/gpu: \"%d\" "
             "in both capacity and allocatable."),
          p->gpus_per_node);
-    para(f,
+    para(out,
          N_("When the pod is Running, save the three nodes' names and how many nvidia.com/gpu "
             "each advertises to %s/out/node-gpu.txt, as a two-column table: on each line a "
             "node's name and its value, separated by spaces or tabs (not commas); 0, <none> or "
@@ -137,40 +137,40 @@ static void step6(FILE *f, const lab_params *p, const char *r)
          r);
 }
 
-static void step7(FILE *f, const lab_params *p, const char *r)
+static void step7(gp_buf *out, const lab_params *p, const char *r)
 {
-    para(f,
+    para(out,
          N_("Write %s/k8s/time-slicing.yaml: a ConfigMap named time-slicing-config in namespace "
             "gpu-operator. Its data.any is a YAML string holding "
             "sharing.timeSlicing.failRequestsGreaterThanOne: true and, as the first item of the "
             "resources array, name: nvidia.com/gpu and replicas: %d."),
          r, p->replicas);
-    para(f, N_("Apply it, then raise lab-node-1's advertisement to \"%d\"."),
+    para(out, N_("Apply it, then raise lab-node-1's advertisement to \"%d\"."),
          p->gpus_per_node * p->replicas);
-    para(f,
+    para(out,
          N_("Write seven KEY=VALUE lines to %s/out/slots.txt, in this order: PHYSICAL_GPUS, "
             "REPLICAS, ADVERTISED, VRAM_PER_GPU_GIB, VRAM_GUARANTEED_PER_SLOT_GIB, "
             "VRAM_SHARED_PER_GPU_GIB (whole numbers; GiB) and ISOLATION, one of none, "
             "memory-limit (MPS), exclusive (one pod a GPU) or hardware (MIG)."),
          r);
-    para(f, N_("The hardware: %d %s GPUs of %d GiB each per node."), p->gpus_per_node, p->gpu_model,
-         p->gpu_memory_gib);
+    para(out, N_("The hardware: %d %s GPUs of %d GiB each per node."), p->gpus_per_node,
+         p->gpu_model, p->gpu_memory_gib);
 }
 
-static void step8(FILE *f, const lab_params *p, const char *r)
+static void step8(gp_buf *out, const lab_params *p, const char *r)
 {
-    para(f,
+    para(out,
          N_("Write %s/k8s/toolkit-ds.yaml: a DaemonSet named nvidia-container-toolkit in "
             "namespace gpu-operator with updateStrategy.rollingUpdate.maxUnavailable: 1, image %s "
             "and a memory request of %s. Apply it."),
          r, p->ds_old_image, p->ds_old_memory);
-    para(f,
+    para(out,
          N_("Once all three pods are Ready, change the image to %s and, in the same change, the "
             "memory request to %dGi: one update (one kubectl apply or kubectl patch). The grader "
             "reads the DaemonSet's revisions: two updates, one for each field, are not the "
             "incident."),
          p->ds_new_image, p->ds_request_gib);
-    para(f,
+    para(out,
          N_("When the rollout stops, write six KEY=VALUE lines to %s/out/rollout.txt, in this "
             "order: DESIRED, UPDATED, READY, OLD_IMAGE_PODS, MAX_UNAVAILABLE (whole numbers, "
             "read from the live DaemonSet and its pods) and BLOCKER, the waiting pod's reason in "
@@ -183,39 +183,32 @@ static void step8(FILE *f, const lab_params *p, const char *r)
 char *lab_step_text(int step, const lab_params *p, const char *root)
 {
     if (step < 1 || step > LAB_STEPS) return NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return NULL;
+    gp_buf out = {0};
     switch (step) {
     case 1:
-        step1(f, root);
+        step1(&out, root);
         break;
     case 2:
-        step2(f, root);
+        step2(&out, root);
         break;
     case 3:
-        step3(f, root);
+        step3(&out, root);
         break;
     case 4:
-        step4(f, root);
+        step4(&out, root);
         break;
     case 5:
-        step5(f, root);
+        step5(&out, root);
         break;
     case 6:
-        step6(f, p, root);
+        step6(&out, p, root);
         break;
     case 7:
-        step7(f, p, root);
+        step7(&out, p, root);
         break;
     default:
-        step8(f, p, root);
+        step8(&out, p, root);
         break;
     }
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
+    return gp_buf_take(&out);
 }

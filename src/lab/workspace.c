@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lab/incident_files.h"
 #include "util/file.h"
 #include "util/i18n.h"
 
@@ -292,13 +293,14 @@ int lab_write_keeping(const char *root, const char *rel, const char *text, size_
     return rc;
 }
 
-static int create_in(const char *root, const char *rel, const char *text, gp_error *err)
+static int create_in(const char *root, const char *rel, const char *text, size_t len,
+                     gp_error *err)
 {
     const char *name;
     int dirfd = open_parent(root, rel, &name, err);
     if (dirfd < 0) return -1;
     char *shown = lab_path(root, rel);
-    int rc = gp_create_new_at(dirfd, name, shown ? shown : rel, text, strlen(text), 0644, err);
+    int rc = gp_create_new_at(dirfd, name, shown ? shown : rel, text, len, 0644, err);
     free(shown);
     close(dirfd);
     return rc < 0 ? -1 : 0;
@@ -313,13 +315,14 @@ int lab_workspace_init(const char *root, const lab_params *p, gp_error *err)
         if (fd < 0) return -1;
         close(fd);
     }
-    if (create_in(root, LAB_EVIDENCE_DUMP, lab_evidence_dump, err) != 0) return -1;
+    if (create_in(root, LAB_EVIDENCE_DUMP, lab_evidence_dump, lab_evidence_dump_len, err) != 0)
+        return -1;
     char *params = lab_params_text(p);
     if (!params) {
         gp_error_set(err, root, 0, 0, "out of memory");
         return -1;
     }
-    int rc = create_in(root, LAB_PARAMS_FILE, params, err);
+    int rc = create_in(root, LAB_PARAMS_FILE, params, strlen(params), err);
     free(params);
     return rc;
 }

@@ -21,17 +21,6 @@
 #define LAB_EVIDENCE_DUMP "evidence/containerd-config-dump.toml"
 #define LAB_PARAMS_FILE   ".gpuop-lab.json"
 
-/* Real `containerd config dump` output of containerd 1.6.20 (evidence.c):
- * the incident node's (runc only), and the one of exactly the step 1 and 2
- * files (nvidia only). */
-extern const char lab_evidence_dump[];
-extern const char lab_nvidia_dump[];
-/* And a node's whose NVIDIA handler is named nvidia-cdi, beside runc
- * (src/lab/data/containerd-1.6.20-dump-nvidia-cdi.toml, recorded by the
- * script beside it): no nvidia handler, though the text says nvidia and
- * runtimes.nvidia. Step 4's dump without the handler. */
-extern const char lab_nvidia_cdi_dump[];
-
 /* $HOME/gpuop (the seeds' learner is root, whose HOME is /root); malloc'd,
  * NULL when no home directory is known. */
 char *lab_default_root(void);
@@ -50,7 +39,8 @@ bool lab_workspace_exists(const char *root);
 
 /* Creates R (and its parents) and, beneath it, R/etc/containerd/conf.d,
  * R/bin, R/k8s, R/out and R/evidence, and writes
- * R/evidence/containerd-config-dump.toml and R/.gpuop-lab.json (from p) when
+ * R/evidence/containerd-config-dump.toml (lab_evidence_dump) and
+ * R/.gpuop-lab.json (from p) when
  * they do not exist. An existing file is never touched, so running it again
  * changes nothing. Returns 0, or -1 with err. */
 int lab_workspace_init(const char *root, const lab_params *p, gp_error *err);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "util/daemon.h"
-#include "util/spawn_capture.h"
+#include "util/spawn_capture_internal.h"
 
 /* How long past the program's time limit the caller waits for the keeper
  * to finish killing before it gives up on it. */

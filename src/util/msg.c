@@ -28,16 +28,19 @@ int gp_msg_snprintf(char *buf, size_t cap, const char *fmt, ...)
 
 char *gp_msg_vasprintf(const char *fmt, va_list ap)
 {
-    va_list again;
-    va_copy(again, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    char *out = n < 0 ? NULL : malloc((size_t)n + 1);
-    if (out) {
-        vsnprintf(out, (size_t)n + 1, fmt, again);
-        gp_ko_particles(out);
-    }
-    va_end(again);
+    char *out = gp_vformat(fmt, ap);
+    if (out) gp_ko_particles(out);
     return out;
+}
+
+int gp_msg_buf_vaddf(gp_buf *b, const char *fmt, va_list ap)
+{
+    size_t before = b->len;
+    if (gp_buf_vaddf(b, fmt, ap) != 0) return -1;
+    /* only what was appended: the particles never grow the text */
+    gp_ko_particles(b->data + before);
+    b->len = before + strlen(b->data + before);
+    return 0;
 }
 
 char *gp_msg_asprintf(const char *fmt, ...)

@@ -1,6 +1,6 @@
 #include "util/spawn.h"
 #include "util/daemon.h"
-#include "util/spawn_capture.h"
+#include "util/spawn_capture_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "analyze/devplugin_config.h"
-#include "analyze/mig.h"
+#include "analyze/mig_internal.h"
 #include "analyze/slots.h"
 #include "util/file.h"
 #include "util/yaml_json.h"

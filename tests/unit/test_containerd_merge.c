@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "containerd/cfg_internal.h"
 #include "containerd/containerd.h"
 
 static char root[PATH_MAX];

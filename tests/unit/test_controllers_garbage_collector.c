@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/garbage_collector.h"
+#include "controllers/garbage_collector_internal.h"
 #include "kube/patch.h"
 #include "kube/smp.h"
 

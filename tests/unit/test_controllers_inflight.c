@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "controllers/inflight.h"
+#include "controllers/inflight_internal.h"
 
 static void pending_until_a_listing_shows_the_outcome(void **state)
 {

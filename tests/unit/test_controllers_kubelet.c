@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/kubelet.h"
+#include "controllers/kubelet_internal.h"
 #include "apiserver/table.h"
 #include "kube/patch.h"
 #include "kube/smp.h"

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "controllers/object_cache.h"
+#include "controllers/object_cache_internal.h"
 
 static void found_in_the_next_listing_forgotten_after_one_without(void **state)
 {

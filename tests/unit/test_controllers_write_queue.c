@@ -16,7 +16,7 @@
 #include "apiserver/loopback.h"
 #include "apiserver/routes.h"
 #include "apiserver/store.h"
-#include "controllers/write_queue.h"
+#include "controllers/write_queue_internal.h"
 
 #define CM_PATH "/api/v1/namespaces/default/configmaps"
 

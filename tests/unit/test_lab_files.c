@@ -2,7 +2,8 @@
  * workspace, the solver, and what the grader says besides its verdicts:
  * where (file:line:col), what it shows, how it treats the machine. The
  * verdicts themselves, right and wrong answers for every step, are the
- * corpus' (test_lab_corpus.c, tests/data/lab/corpus/). Step 4 runs scripts
+ * corpus' (test_lab_corpus.c, tests/data/lab/corpus/); good answers here are the
+ * incident's own files (examples/incident/). Step 4 runs scripts
  * against gpuop as the stand-in containerd: set GPUOP to the gpuop binary,
  * else those tests are skipped. */
 #define _XOPEN_SOURCE 700
@@ -29,8 +30,10 @@
 #include "containerd/script.h"
 #include "lab/solve_files.h"
 #include "lab/steps.h"
+#include "lab/incident_files.h"
 #include "lab/workspace.h"
 #include "util/file.h"
+#include "util/spawn.h"
 
 /* ---- a workspace per test ---- */
 
@@ -94,6 +97,20 @@ static char *data_text(const char *name)
     if (!text) print_error("cannot read %s\n", path);
     assert_non_null(text);
     return text;
+}
+
+/* Copies examples/incident/REL, the incident's own file (which is what
+ * lab.md asks for), into the workspace at REL. */
+static void put_incident(const fixture *f, const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../../examples/incident/%s", TEST_DATA_DIR, rel);
+    size_t len;
+    char *text = gp_read_file(path, &len, NULL);
+    if (!text) print_error("cannot read %s\n", path);
+    assert_non_null(text);
+    put_text(f, rel, text, 0644);
+    free(text);
 }
 
 /* Copies tests/data/lab/NAME into the workspace at REL. */
@@ -471,7 +488,7 @@ static void step2_reference_and_lab_md_pass(void **state)
     fixture *f = *state;
     solve(f, 2);
     assert_passes(grade(f, 2));
-    put_data(f, LAB_DROPIN, "dropin-lab-md.toml", 0644);
+    put_incident(f, LAB_DROPIN);
     assert_passes(grade(f, 2));
     /* The reference is the toolkit's drop-in itself. */
     char *mine = read_in(f, LAB_DROPIN);
@@ -486,8 +503,8 @@ static void step2_reference_and_lab_md_pass(void **state)
 
 static void files_as_lab_md(const fixture *f)
 {
-    put_data(f, LAB_MAIN_CONFIG, "main-lab-md.toml", 0644);
-    put_data(f, LAB_DROPIN, "dropin-lab-md.toml", 0644);
+    put_incident(f, LAB_MAIN_CONFIG);
+    put_incident(f, LAB_DROPIN);
 }
 
 static void step3_solver_writes_lab_md_lines(void **state)
@@ -495,7 +512,7 @@ static void step3_solver_writes_lab_md_lines(void **state)
     fixture *f = *state;
     /* From the relative imports form too: the main file's own directory. */
     put_data(f, LAB_MAIN_CONFIG, "main-systemd-string.toml", 0644);
-    put_data(f, LAB_DROPIN, "dropin-lab-md.toml", 0644);
+    put_incident(f, LAB_DROPIN);
     solve(f, 3);
     char *got = read_in(f, LAB_MERGE_OUT), *want = data_text("merge-lab-md.txt");
     assert_string_equal(got, want);
@@ -511,6 +528,44 @@ static void step3_solver_writes_lab_md_lines(void **state)
     assert_string_equal(got, want);
     free(got);
     free(want);
+}
+
+static bool have_gpuop(void);
+
+/* The solver's lines are what `gpuop containerd merge -o lab` prints, for a
+ * learner's files too (several runtimes, two drop-ins, a relative import):
+ * both come from one renderer. */
+static void step3_solver_writes_what_merge_prints(void **state)
+{
+    if (!have_gpuop()) skip();
+    fixture *f = *state;
+    put_data(f, LAB_MAIN_CONFIG, "main-with-kata.toml", 0644);
+    put_incident(f, LAB_DROPIN);
+    put_text(f, "etc/containerd/conf.d/50-gvisor.toml",
+             "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runsc]\n"
+             "  runtime_type = \"io.containerd.runsc.v1\"\n"
+             "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia]\n"
+             "  runtime_type = \"io.containerd.runc.v2\"\n",
+             0644);
+    solve(f, 3);
+    char *solved = read_in(f, LAB_MERGE_OUT);
+    char *config = in_root(f, LAB_MAIN_CONFIG), *dump = in_root(f, LAB_EVIDENCE_DUMP);
+    char *argv[] = {
+        (char *)getenv("GPUOP"), "containerd", "merge", "--config", config,       "--root", f->root,
+        "--containerd",          "1.7",        "-o",    "lab",      "--observed", dump,     NULL};
+    char *printed = NULL, *errors = NULL;
+    size_t printed_len, errors_len;
+    int status = -1;
+    assert_int_equal(
+        gp_spawn_capture(argv, 10000, &printed, &printed_len, &errors, &errors_len, &status, NULL),
+        GP_SPAWN_OK);
+    assert_string_equal(printed, solved);
+    assert_non_null(strstr(solved, "MAIN_RUNTIMES=kata,runc\nDROPIN_RUNTIMES=nvidia,runsc\n"));
+    free(printed);
+    free(errors);
+    free(config);
+    free(dump);
+    free(solved);
 }
 
 static void step3_conflict_table_of_wrong_depth_fails(void **state)
@@ -539,7 +594,7 @@ static void step3_expectations_follow_the_files(void **state)
 {
     fixture *f = *state;
     put_data(f, LAB_MAIN_CONFIG, "main-with-kata.toml", 0644);
-    put_data(f, LAB_DROPIN, "dropin-lab-md.toml", 0644);
+    put_incident(f, LAB_DROPIN);
     put_data(f, LAB_MERGE_OUT, "merge-lab-md.txt", 0644);
     json_t *r = grade(f, 3);
     const json_t *c = assert_fails_with(r, "merge.main_runtimes");
@@ -715,6 +770,7 @@ int main(void)
         T(step1_missing_or_broken_file_gives_one_condition),
         T(step2_reference_and_lab_md_pass),
         T(step3_solver_writes_lab_md_lines),
+        T(step3_solver_writes_what_merge_prints),
         T(step3_conflict_table_of_wrong_depth_fails),
         T(step3_expectations_follow_the_files),
         T(step3_without_inputs_or_evidence),

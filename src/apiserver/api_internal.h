@@ -1,8 +1,8 @@
 /* Pieces of the object API that its files share (api.c, api_write.c,
  * watch.c): request paths, Status errors, and what a stored object's
  * envelope looks like. Not a public interface. */
-#ifndef GPUOP_APISERVER_API_H
-#define GPUOP_APISERVER_API_H
+#ifndef GPUOP_APISERVER_API_INTERNAL_H
+#define GPUOP_APISERVER_API_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -38,8 +38,6 @@ void as_error_bad_request(as_response *resp, const char *message);
 
 /* The resourceVersion and apiVersion texts. */
 void as_api_version(const as_resource *r, char *buf, size_t size);
-/* "2025-01-01T10:00:00Z" for t. */
-void as_format_time(time_t t, char buf[32]);
 
 /* Answers with a stored object's text (the response takes the reference). */
 void as_respond_object(as_response *resp, unsigned status, as_blob *blob);

@@ -18,14 +18,14 @@
  * store has it in memory, then waits once for their commit (store.h, group
  * commit); only then are they reported done. If that commit fails, the
  * whole batch is reported failed. */
-#ifndef GPUOP_CONTROLLERS_WRITE_QUEUE_H
-#define GPUOP_CONTROLLERS_WRITE_QUEUE_H
+#ifndef GPUOP_CONTROLLERS_WRITE_QUEUE_INTERNAL_H
+#define GPUOP_CONTROLLERS_WRITE_QUEUE_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "apiserver/api.h"
+#include "apiserver/routes.h"
 
 typedef struct ctl_wq_write ctl_wq_write;
 typedef struct ctl_wq ctl_wq;

@@ -1,6 +1,6 @@
 /* The lab output files (R/out/NAME.txt): KEY=VALUE lines, or a table. */
-#ifndef GPUOP_LAB_OUTFILE_H
-#define GPUOP_LAB_OUTFILE_H
+#ifndef GPUOP_LAB_OUTFILE_INTERNAL_H
+#define GPUOP_LAB_OUTFILE_INTERNAL_H
 
 #include <stddef.h>
 

@@ -11,8 +11,8 @@
  * failed (then the old state is current and it is acted on again).
  *
  * Thread-safe: workers report outcomes, the controllers' thread asks. */
-#ifndef GPUOP_CONTROLLERS_INFLIGHT_H
-#define GPUOP_CONTROLLERS_INFLIGHT_H
+#ifndef GPUOP_CONTROLLERS_INFLIGHT_INTERNAL_H
+#define GPUOP_CONTROLLERS_INFLIGHT_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

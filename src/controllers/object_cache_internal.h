@@ -11,8 +11,8 @@
  * a JSON object keyed by name cost 270 and was searched under the lock.
  *
  * Not thread-safe: one listing at a time, on the controllers' thread. */
-#ifndef GPUOP_CONTROLLERS_OBJECT_CACHE_H
-#define GPUOP_CONTROLLERS_OBJECT_CACHE_H
+#ifndef GPUOP_CONTROLLERS_OBJECT_CACHE_INTERNAL_H
+#define GPUOP_CONTROLLERS_OBJECT_CACHE_INTERNAL_H
 
 #include <jansson.h>
 #include <stddef.h>

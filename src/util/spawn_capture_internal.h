@@ -1,7 +1,7 @@
 /* What util/spawn.c and util/contain.c share: collecting a program's
  * standard output and error from two pipes. Internal to util/. */
-#ifndef GPUOP_UTIL_SPAWN_CAPTURE_H
-#define GPUOP_UTIL_SPAWN_CAPTURE_H
+#ifndef GPUOP_UTIL_SPAWN_CAPTURE_INTERNAL_H
+#define GPUOP_UTIL_SPAWN_CAPTURE_INTERNAL_H
 
 #include <stddef.h>
 

@@ -15,8 +15,8 @@
  * patches (application/strategic-merge-patch+json) for the /status
  * subresource: conditions merge by type, so PodScheduled stays (kwok PR
  * #1244). Every function returns NULL when memory runs out. */
-#ifndef GPUOP_CONTROLLERS_KUBELET_H
-#define GPUOP_CONTROLLERS_KUBELET_H
+#ifndef GPUOP_CONTROLLERS_KUBELET_INTERNAL_H
+#define GPUOP_CONTROLLERS_KUBELET_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>

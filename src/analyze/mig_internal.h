@@ -5,8 +5,8 @@
  * layouts) and 2.3 (resource names). Memory sizes are the nominal ones of
  * the model's name (A100-40GB: 40 GiB); a node's nvidia.com/gpu.memory
  * label, when there is one, is more exact and wins. */
-#ifndef GPUOP_ANALYZE_MIG_H
-#define GPUOP_ANALYZE_MIG_H
+#ifndef GPUOP_ANALYZE_MIG_INTERNAL_H
+#define GPUOP_ANALYZE_MIG_INTERNAL_H
 
 #include <jansson.h>
 #include <stddef.h>

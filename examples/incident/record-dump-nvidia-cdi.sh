@@ -1,5 +1,5 @@
 #!/bin/sh
-# Records containerd-1.6.20-dump-nvidia-cdi.toml with the real containerd
+# Records evidence/containerd-config-dump-nvidia-cdi.toml with the real containerd
 # (Debian 12: apt-get install containerd, 1.6.20~ds1): `containerd config
 # dump` of a node whose NVIDIA handler is named nvidia-cdi, beside runc.
 #
@@ -10,12 +10,14 @@
 # toolkit writes a handler of this name in CDI mode
 # (nvidia-ctk runtime configure --cdi.enabled).
 #
-# Usage: src/lab/data/record-dump-nvidia-cdi.sh [CONTAINERD]  (from anywhere)
-# The temporary directory of the run is written as /etc/containerd, as on a
-# node. The output replaces the file beside this script.
+# Usage: examples/incident/record-dump-nvidia-cdi.sh [CONTAINERD] [OUT]
+# (from anywhere). The temporary directory of the run is written as
+# /etc/containerd, as on a node. OUT defaults to the file in evidence/;
+# tests/cli/incident_files.bats records to a temporary OUT and compares.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 containerd=${1:-containerd}
+out=${2:-$here/evidence/containerd-config-dump-nvidia-cdi.toml}
 version=$("$containerd" --version)
 case "$version" in
 *" 1.6.20"*) ;;
@@ -44,5 +46,5 @@ TOML
 # ../shared/containerd-cases was made.
 mkdir "$dir/cwd"
 (cd "$dir/cwd" && "$containerd" --config "$dir/config.toml" config dump) >"$dir/dump.toml"
-sed "s|$dir|/etc/containerd|g" "$dir/dump.toml" >"$here/containerd-1.6.20-dump-nvidia-cdi.toml"
+sed "s|$dir|/etc/containerd|g" "$dir/dump.toml" >"$out"
 echo "recorded with $version"

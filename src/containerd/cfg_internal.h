@@ -4,8 +4,8 @@
  * them, pointing at their values, so every effective key keeps the file,
  * line and column that set it, or says it is a built-in default. All nodes
  * live in one arena owned by the caller. */
-#ifndef GPUOP_CONTAINERD_CFG_H
-#define GPUOP_CONTAINERD_CFG_H
+#ifndef GPUOP_CONTAINERD_CFG_INTERNAL_H
+#define GPUOP_CONTAINERD_CFG_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdio.h>

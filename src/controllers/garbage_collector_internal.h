@@ -28,8 +28,8 @@
  *
  * Both return a new array (empty when there is nothing to do), or NULL when
  * memory runs out. */
-#ifndef GPUOP_CONTROLLERS_GARBAGE_COLLECTOR_H
-#define GPUOP_CONTROLLERS_GARBAGE_COLLECTOR_H
+#ifndef GPUOP_CONTROLLERS_GARBAGE_COLLECTOR_INTERNAL_H
+#define GPUOP_CONTROLLERS_GARBAGE_COLLECTOR_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -4,8 +4,8 @@
  * falls back to the legacy documents (/api/v1, /apis/GROUP/VERSION, one per
  * group version) when the answer is plain JSON; both are built from the
  * resource table. */
-#ifndef GPUOP_APISERVER_DISCOVERY_H
-#define GPUOP_APISERVER_DISCOVERY_H
+#ifndef GPUOP_APISERVER_DISCOVERY_INTERNAL_H
+#define GPUOP_APISERVER_DISCOVERY_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>
