@@ -293,8 +293,7 @@ int lab_write_keeping(const char *root, const char *rel, const char *text, size_
     return rc;
 }
 
-static int create_in(const char *root, const char *rel, const char *text, size_t len,
-                     gp_error *err)
+static int create_in(const char *root, const char *rel, const char *text, size_t len, gp_error *err)
 {
     const char *name;
     int dirfd = open_parent(root, rel, &name, err);
