@@ -1,7 +1,5 @@
 /* The default ServiceAccount and the kube-root-ca.crt ConfigMap of every
- * namespace (namespace_defaults.h). Each pass looks each namespace's two
- * objects up in the store (two lookups a namespace) and writes only what
- * is missing or out of date. */
+ * namespace (namespace_defaults.h). */
 #include "controllers/namespace_defaults.h"
 
 #include <stdio.h>
@@ -14,6 +12,57 @@
 
 #define ROOT_CA "kube-root-ca.crt"
 
+/* The annotation the publisher sets on its ConfigMap. */
+#define ROOT_CA_DESCRIPTION                                                                        \
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "      \
+    "endpoints such as the internal service IP or kubernetes.default.svc. No other usage is "      \
+    "guaranteed across distributions of Kubernetes clusters."
+
+static json_t *write_of(const char *method, const char *path, const char *content_type,
+                        json_t *body)
+{
+    json_t *w = json_pack("{s:s, s:s, s:o}", "method", method, "path", path, "body", body);
+    if (w && content_type) json_object_set_new(w, "contentType", json_string(content_type));
+    return w;
+}
+
+json_t *ctl_namespace_defaults_plan(const json_t *ns, const json_t *account,
+                                    const json_t *configmap, const char *ca_pem, bool want_account)
+{
+    json_t *plan = json_array();
+    const json_t *meta = json_object_get(ns, "metadata");
+    const char *name = kube_str_or_null(meta, "name");
+    const char *phase = kube_str_or_null(json_object_get(ns, "status"), "phase");
+    if (!plan || !name || json_object_get(meta, "deletionTimestamp") ||
+        (phase && strcmp(phase, "Terminating") == 0))
+        return plan;
+    char path[400];
+    if (want_account && !account) {
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/serviceaccounts", name);
+        json_array_append_new(plan,
+                              write_of("POST", path, NULL,
+                                       json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+                                                 "ServiceAccount", "metadata", "name", "default")));
+    }
+    if (!ca_pem) return plan;
+    const char *have = kube_str_or_null(json_object_get(configmap, "data"), "ca.crt");
+    if (have && strcmp(have, ca_pem) == 0) return plan;
+    if (configmap) {
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps/%s", name, ROOT_CA);
+        json_array_append_new(plan, write_of("PATCH", path, "application/merge-patch+json",
+                                             json_pack("{s:{s:s}}", "data", "ca.crt", ca_pem)));
+    } else {
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps", name);
+        json_array_append_new(
+            plan, write_of("POST", path, NULL,
+                           json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1",
+                                     "kind", "ConfigMap", "metadata", "name", ROOT_CA,
+                                     "annotations", "kubernetes.io/description",
+                                     ROOT_CA_DESCRIPTION, "data", "ca.crt", ca_pem)));
+    }
+    return plan;
+}
+
 /* The stored object, parsed, or NULL. */
 static json_t *stored(as_api *api, const char *resource, const char *ns, const char *name)
 {
@@ -24,74 +73,33 @@ static json_t *stored(as_api *api, const char *resource, const char *ns, const c
     return obj;
 }
 
-static int default_service_account(as_api *api, const char *ns)
-{
-    json_t *sa = stored(api, "serviceaccounts", ns, "default");
-    if (sa) {
-        json_decref(sa);
-        return 0;
-    }
-    char path[400];
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/serviceaccounts", ns);
-    json_t *body = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "ServiceAccount",
-                             "metadata", "name", "default");
-    unsigned status = as_loopback_send(api, "POST", path, NULL, NULL, body);
-    json_decref(body);
-    return status == 201;
-}
-
-/* The publisher's ConfigMap: ca.crt, and the annotation it sets on it
- * (kubernetes.io/description). */
-static json_t *root_ca_configmap(const char *pem)
-{
-    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind",
-                     "ConfigMap", "metadata", "name", ROOT_CA, "annotations",
-                     "kubernetes.io/description",
-                     "Contains a CA bundle that can be used to verify the kube-apiserver when "
-                     "using internal endpoints such as the internal service IP or "
-                     "kubernetes.default.svc. No other usage is guaranteed across distributions "
-                     "of Kubernetes clusters.",
-                     "data", "ca.crt", pem);
-}
-
-static int root_ca(as_api *api, const char *ns)
-{
-    json_t *cm = stored(api, "configmaps", ns, ROOT_CA);
-    const char *have = kube_str_or_null(json_object_get(cm, "data"), "ca.crt");
-    bool current = have && strcmp(have, api->root_ca_pem) == 0, exists = cm != NULL;
-    json_decref(cm);
-    if (current) return 0;
-    char path[400];
-    json_t *body = root_ca_configmap(api->root_ca_pem);
-    unsigned status;
-    if (exists) {
-        /* changed by someone: the publisher puts its data back */
-        snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps/%s", ns, ROOT_CA);
-        json_t *patch = json_pack("{s:O}", "data", json_object_get(body, "data"));
-        status = as_loopback_send(api, "PATCH", path, NULL, "application/merge-patch+json", patch);
-        json_decref(patch);
-    } else {
-        snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps", ns);
-        status = as_loopback_send(api, "POST", path, NULL, NULL, body);
-    }
-    json_decref(body);
-    return status == 200 || status == 201;
-}
-
 int ctl_namespace_defaults(as_api *api, const json_t *namespaces)
 {
+    if (!api->admit_service_accounts && !api->root_ca_pem) return 0;
     int writes = 0;
     size_t i;
     const json_t *ns;
     json_array_foreach((json_t *)namespaces, i, ns)
     {
-        const json_t *meta = json_object_get(ns, "metadata");
-        const char *name = kube_str_or_null(meta, "name");
-        if (!name || json_object_get(meta, "deletionTimestamp")) continue;
-        const char *phase = kube_str_or_null(json_object_get(ns, "status"), "phase");
-        if (phase && strcmp(phase, "Terminating") == 0) continue;
-        if (api->admit_service_accounts) writes += default_service_account(api, name);
-        if (api->root_ca_pem) writes += root_ca(api, name);
+        const char *name = kube_str_or_null(json_object_get(ns, "metadata"), "name");
+        if (!name) continue;
+        json_t *account =
+            api->admit_service_accounts ? stored(api, "serviceaccounts", name, "default") : NULL;
+        json_t *cm = api->root_ca_pem ? stored(api, "configmaps", name, ROOT_CA) : NULL;
+        json_t *plan = ctl_namespace_defaults_plan(ns, account, cm, api->root_ca_pem,
+                                                   api->admit_service_accounts);
+        size_t k;
+        json_t *w;
+        json_array_foreach(plan, k, w)
+        {
+            unsigned status =
+                as_loopback_send(api, kube_str(w, "method"), kube_str(w, "path"), NULL,
+                                 kube_str_or_null(w, "contentType"), json_object_get(w, "body"));
+            writes += status == 200 || status == 201;
+        }
+        json_decref(plan);
+        json_decref(account);
+        json_decref(cm);
     }
     return writes;
 }
