@@ -11,6 +11,7 @@
 #include "controllers/garbage_collector_internal.h"
 #include "controllers/namespace_internal.h"
 #include "controllers/kubelet_internal.h"
+#include "controllers/namespace_defaults.h"
 #include "kube/time.h"
 #include "util/hash.h"
 
@@ -870,6 +871,7 @@ static int step(ctl_loop *c, time_t now, bool drain)
     writes += schedule(c, &s, now);
     writes += daemonsets(c, &s, now);
     writes += collect(c, &s, now);
+    writes += ctl_namespace_defaults(c->api, s.namespaces);
     if (drain) c->failed_writes += ctl_wq_drain(c->wq);
     ctl_inflight_sweep(c->inflight, s.listed_rv);
     ctl_free_snapshot(&s);
