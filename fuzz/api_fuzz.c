@@ -91,7 +91,7 @@ static void check_answer(as_api *api, as_response *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gp_error err = {0};
-    as_api api = {as_store_open(NULL, 64, &err)};
+    as_api api = {.store = as_store_open(NULL, 64, &err)};
     if (!api.store || as_api_bootstrap(&api, &err) != 0) __builtin_trap();
     char *copy = malloc(size + 1);
     memcpy(copy, data, size);

@@ -8,6 +8,7 @@
 
 #include "apiserver/strategy.h"
 #include "apiserver/table.h"
+#include "apiserver/views.h"
 #include "kube/selector.h"
 #include "util/buf.h"
 
@@ -208,9 +209,15 @@ void as_respond_object(as_response *resp, unsigned status, as_blob *blob)
 /* A Table of stored objects. Rows are made one object at a time and
  * written out at once, so a table of 30,000 pods never holds 30,000 parsed
  * pods (nor their row objects) in memory together. */
-static void respond_table(as_response *resp, const as_resource *r, as_blob *const *blobs, size_t n,
-                          const char *list_rv, const char *continue_token)
+static void respond_table(as_response *resp, const as_request *req, const as_resource *r,
+                          as_blob *const *blobs, size_t n, const char *list_rv,
+                          const char *continue_token)
 {
+    /* ?includeObject=: Metadata (the default), Object (kubectl get
+     * --sort-by sorts on the objects) or None */
+    const char *include = as_query(req, "includeObject");
+    bool whole = include && strcmp(include, "Object") == 0;
+    bool none = include && strcmp(include, "None") == 0;
     time_t now = time(NULL);
     json_t *table = as_table(r->group, r->kind, NULL, 0, true, list_rv, now);
     if (continue_token && table) {
@@ -233,8 +240,11 @@ static void respond_table(as_response *resp, const as_resource *r, as_blob *cons
         json_t *o = json_loadb(blobs[i]->text, blobs[i]->len, 0, NULL);
         if (!o) continue;
         json_t *one = as_table(r->group, r->kind, &o, 1, false, NULL, now);
+        json_t *first = json_array_get(json_object_get(one, "rows"), 0);
+        if (whole) json_object_set(first, "object", o);
+        if (none) json_object_del(first, "object");
         json_decref(o);
-        char *row = json_dumps(json_array_get(json_object_get(one, "rows"), 0), JSON_COMPACT);
+        char *row = json_dumps(first, JSON_COMPACT);
         json_decref(one);
         if (!row) continue;
         if (written++) gp_buf_addc(&b, ',');
@@ -257,7 +267,7 @@ static void respond_table(as_response *resp, const as_resource *r, as_blob *cons
 static void get_object(as_api *api, const as_request *req, const as_path *p, as_response *resp)
 {
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
     if (!o) {
         as_store_unlock(api->store);
         as_error_not_found(resp, p->resource, p->name);
@@ -265,8 +275,12 @@ static void get_object(as_api *api, const as_request *req, const as_path *p, as_
     }
     as_blob *b = as_blob_ref(o->json);
     as_store_unlock(api->store);
+    if (!(b = as_view_blob(p->resource, b))) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
     if (as_wants_table(req)) {
-        respond_table(resp, p->resource, &b, 1, NULL, NULL);
+        respond_table(resp, req, p->resource, &b, 1, NULL, NULL);
         as_blob_unref(b);
     } else {
         as_respond_object(resp, 200, b);
@@ -369,7 +383,8 @@ static void list_objects(as_api *api, const as_request *req, const as_path *p, a
     }
     as_store_lock(api->store);
     const as_object **all;
-    size_t n = as_store_list(api->store, p->resource, p->ns[0] ? p->ns : NULL, &all), kept = 0;
+    size_t n = as_store_list(api->store, as_storage(p->resource), p->ns[0] ? p->ns : NULL, &all),
+           kept = 0;
     as_blob **blobs = malloc((n ? n : 1) * sizeof *blobs);
     char *next = NULL;
     const char *last_key = NULL;
@@ -398,12 +413,14 @@ static void list_objects(as_api *api, const as_request *req, const as_path *p, a
     uint64_t rv = as_store_rv(api->store);
     as_store_unlock(api->store);
     free(all);
+    for (size_t i = 0; blobs && i < kept; i++)
+        if (!(blobs[i] = as_view_blob(p->resource, blobs[i]))) blobs[i] = as_blob_new("{}", 2);
     char rv_text[24];
     snprintf(rv_text, sizeof rv_text, "%llu", (unsigned long long)rv);
     if (!blobs)
         as_status(resp, 500, "InternalError", "out of memory");
     else if (as_wants_table(req))
-        respond_table(resp, p->resource, blobs, kept, rv_text, next);
+        respond_table(resp, req, p->resource, blobs, kept, rv_text, next);
     else
         respond_list(resp, p->resource, rv, next, blobs, kept);
     for (size_t i = 0; i < kept; i++)
@@ -419,6 +436,13 @@ static bool method_is(const as_request *req, const char *m)
     return strcmp(req->method, m) == 0;
 }
 
+static bool has_verb(const as_resource *r, const char *verb)
+{
+    for (const char *const *v = r->verbs; *v; v++)
+        if (strcmp(*v, verb) == 0) return true;
+    return false;
+}
+
 static void method_not_allowed(as_response *resp)
 {
     as_status(resp, 405, "MethodNotAllowed",
@@ -432,6 +456,15 @@ int as_api_handle(as_api *api, const as_request *req, as_response *resp)
     bool collection = p.name[0] == '\0';
     if (p.resource->namespaced && !collection && !p.ns[0]) return 0;
     if (!p.resource->namespaced && p.ns[0]) return 0;
+    if (strcmp(p.resource->group, "authorization.k8s.io") == 0) {
+        as_api_review(api, req, &p, resp);
+        return 1;
+    }
+    if (strcmp(p.sub, "log") == 0 || strcmp(p.sub, "exec") == 0 || strcmp(p.sub, "attach") == 0 ||
+        strcmp(p.sub, "portforward") == 0) {
+        as_api_pod_connect(api, req, &p, resp);
+        return 1;
+    }
     if (method_is(req, "GET") || method_is(req, "HEAD")) {
         const char *watch = as_query(req, "watch");
         if (watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0))
@@ -449,6 +482,10 @@ int as_api_handle(as_api *api, const as_request *req, as_response *resp)
             as_api_bind(api, req, &p, resp);
         else
             method_not_allowed(resp);
+        return 1;
+    }
+    if (collection && method_is(req, "DELETE") && has_verb(p.resource, "deletecollection")) {
+        as_api_delete_collection(api, req, &p, resp);
         return 1;
     }
     if (collection || strcmp(p.sub, "binding") == 0) {

@@ -59,12 +59,74 @@ int as_api_selectors(const as_request *req, const as_resource *r, struct kube_la
 bool as_api_matches(const as_blob *index, const struct kube_label_selector *ls,
                     const struct kube_field_selector *fs);
 
+/* ---- reading a write's request (api_decode.c) ---- */
+
+typedef enum as_field_validation { AS_FV_IGNORE, AS_FV_WARN, AS_FV_STRICT } as_field_validation;
+
+typedef struct as_write_options {
+    as_field_validation validation; /* ?fieldValidation=, Warn when absent */
+    bool dry_run;                   /* ?dryRun=All */
+} as_write_options;
+
+/* The options of a write from its query, checked as ValidateCreateOptions
+ * (and Update, Patch) checks them; options_kind is "CreateOptions",
+ * "UpdateOptions" or "PatchOptions". -1 after answering 422. */
+int as_write_options_read(const as_request *req, const char *options_kind, as_write_options *o,
+                          as_response *resp);
+
+/* Whether a Content-Type is `want`, parameters aside. */
+bool as_type_is(const char *content_type, const char *want);
+
+/* jansson's parse, telling whether the text had duplicate keys (the last
+ * of them is kept, as encoding/json keeps it). */
+json_t *as_parse_json(const char *text, size_t len, bool *duplicates, json_error_t *jerr);
+
+/* apiVersion and kind must be r's or absent; they are set, first. -1 after
+ * answering 400. */
+int as_check_type(json_t *obj, const as_resource *r, as_response *resp);
+
+/* A create's or an update's body as an object of r: JSON, YAML or protobuf,
+ * decoded by type (decode.h) with the 400s kube-apiserver gives; strict
+ * errors refuse it under Strict and are appended to `warnings` under
+ * Warn, and the fields no Go struct has are dropped. NULL after
+ * answering. */
+json_t *as_decode_request(const as_request *req, const as_resource *r, as_field_validation fv,
+                          json_t *warnings, as_response *resp);
+
+typedef enum as_patch_type { AS_PATCH_JSON, AS_PATCH_MERGE, AS_PATCH_STRATEGIC } as_patch_type;
+
+/* The strict errors of a patch's own text (its duplicate keys), for
+ * as_decode_patched; `duplicates` says whether jansson found any. */
+json_t *as_decode_patch_strict(const char *text, size_t len, as_patch_type type, bool duplicates);
+
+/* The patched object checked by type as the patcher checks it: a 422
+ * `patch: Invalid value: ...` for a type error, and for strict errors (the
+ * patch's, in patch_strict, then the object's) under Strict; what no Go
+ * struct has is dropped from `patched` otherwise. -1 after answering. */
+int as_decode_patched(const as_resource *r, as_patch_type type, const json_t *patch,
+                      json_t *patch_strict, json_t *patched, as_field_validation fv,
+                      json_t *warnings, as_response *resp);
+
+/* The warnings go out as Warning headers with the answer. */
+void as_attach_warnings(as_response *resp, const json_t *warnings);
+
 /* Writes: create, update, patch, delete (api_write.c). */
 void as_api_create(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 void as_api_update(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 void as_api_patch(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_response *resp);
+
+/* Deletes the objects a collection's selectors pick, each as a DELETE of
+ * it would, and answers the list of them (api_write.c). */
+void as_api_delete_collection(as_api *api, const as_request *req, const as_path *p,
+                              as_response *resp);
+
+/* pods/log, exec, attach and portforward (api_connect.c). */
+void as_api_pod_connect(as_api *api, const as_request *req, const as_path *p, as_response *resp);
+
+/* SelfSubjectAccessReview and SelfSubjectRulesReview (api_review.c). */
+void as_api_review(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 
 /* Starts a watch (watch.c); answers errors itself. */
 void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_response *resp);

@@ -11,33 +11,25 @@
 #include <string.h>
 
 #include "apiserver/api_internal.h"
+#include "apiserver/decode.h"
 #include "apiserver/strategy.h"
 #include "apiserver/table.h"
+#include "apiserver/views.h"
 #include "kube/patch.h"
 #include "kube/protobuf.h"
 #include "kube/smp.h"
 #include "kube/json.h"
 #include "kube/pod.h"
+#include "kube/selector.h"
 #include "kube/time.h"
+#include "util/buf.h"
 #include "util/random.h"
 
 /* etcd's default request limit is 1.5 MiB; kube-apiserver refuses larger
  * objects, and so do we (with 422 rather than etcd's opaque error). */
 #define MAX_OBJECT_BYTES (3u << 19)
 
-static const char unsupported_media[] =
-    "the body of the request was in an unknown format - accepted media types include: "
-    "application/json, application/yaml, application/vnd.kubernetes.protobuf";
-
-static bool type_is(const char *content_type, const char *want)
-{
-    size_t n = strlen(want);
-    return content_type && strncmp(content_type, want, n) == 0 &&
-           (content_type[n] == '\0' || content_type[n] == ';');
-}
-
-/* The request body as a JSON object, from JSON or from protobuf; answers the
- * error itself and returns NULL. */
+/* The body of a pods/binding POST: a JSON (or protobuf) object. */
 static json_t *decode_body(const as_request *req, as_response *resp)
 {
     if (!req->body || req->body_len == 0) {
@@ -45,26 +37,15 @@ static json_t *decode_body(const as_request *req, as_response *resp)
         return NULL;
     }
     gp_error err = {0};
-    if (type_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
+    if (as_type_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
         json_t *obj = kube_protobuf_decode(req->body, req->body_len, &err);
         if (!obj) as_error_bad_request(resp, err.text);
         return obj;
     }
-    if (req->content_type && !type_is(req->content_type, "application/json")) {
-        as_status(resp, 415, "UnsupportedMediaType", unsupported_media);
-        return NULL;
-    }
-    json_error_t jerr;
-    json_t *obj = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!obj || !json_is_object(obj)) {
-        char msg[400];
-        if (obj)
-            snprintf(msg, sizeof msg, "the request body is not a JSON object");
-        else
-            snprintf(msg, sizeof msg, "the request body is not valid JSON: line %d, column %d: %s",
-                     jerr.line, jerr.column, jerr.text);
+    json_t *obj = json_loadb(req->body, req->body_len, 0, NULL);
+    if (!json_is_object(obj)) {
         json_decref(obj);
-        as_error_bad_request(resp, msg);
+        as_error_bad_request(resp, "the request body is not a JSON object");
         return NULL;
     }
     return obj;
@@ -78,49 +59,6 @@ static json_t *metadata_of(json_t *obj)
         json_object_set_new(obj, "metadata", meta);
     }
     return meta;
-}
-
-/* apiVersion and kind must be this resource's (or absent, then filled in). */
-static int check_type(json_t *obj, const as_resource *r, const char *kind, as_response *resp)
-{
-    char want[96], msg[400];
-    as_api_version(r, want, sizeof want);
-    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-    const char *k = json_string_value(json_object_get(obj, "kind"));
-    if (av && *av && strcmp(av, want) != 0) {
-        snprintf(msg, sizeof msg,
-                 "the API version in the data (%s) does not match the expected API version (%s)",
-                 av, want);
-        as_error_bad_request(resp, msg);
-        return -1;
-    }
-    if (k && *k && strcmp(k, kind) != 0) {
-        snprintf(msg, sizeof msg, "the kind in the data (%s) does not match the expected kind (%s)",
-                 k, kind);
-        as_error_bad_request(resp, msg);
-        return -1;
-    }
-    /* apiVersion and kind lead the object, as the real server prints it */
-    json_t *copy = json_copy(obj);
-    json_object_clear(obj);
-    json_object_set_new(obj, "apiVersion", json_string(want));
-    json_object_set_new(obj, "kind", json_string(kind));
-    json_object_update(obj, copy);
-    json_object_set_new(obj, "apiVersion", json_string(want));
-    json_object_set_new(obj, "kind", json_string(kind));
-    json_decref(copy);
-    return 0;
-}
-
-/* What kube-apiserver refuses while decoding (a quantity that does not
- * parse) is a 400, before any defaulting. */
-static int check_decodable(const json_t *obj, const as_resource *r, as_response *resp)
-{
-    char *msg = as_strategy_decode_error(r->group, r->kind, obj);
-    if (!msg) return 0;
-    as_error_bad_request(resp, msg);
-    free(msg);
-    return -1;
 }
 
 static void new_uid(char out[37])
@@ -245,9 +183,9 @@ static int count_bytes(const char *buffer, size_t size, void *data)
 #define SERVER_ADDS     (64u << 10)
 static size_t size_bound(const as_request *req, size_t old_len)
 {
-    if (req->content_type && !type_is(req->content_type, "application/json") &&
-        !type_is(req->content_type, "application/strategic-merge-patch+json") &&
-        !type_is(req->content_type, "application/merge-patch+json"))
+    if (req->content_type && !as_type_is(req->content_type, "application/json") &&
+        !as_type_is(req->content_type, "application/strategic-merge-patch+json") &&
+        !as_type_is(req->content_type, "application/merge-patch+json"))
         return SIZE_MAX;
     if (req->body_len > (MAX_OBJECT_BYTES + 0u) / DEFAULTS_GROWTH) return SIZE_MAX;
     return old_len + req->body_len * DEFAULTS_GROWTH + SERVER_ADDS;
@@ -270,12 +208,6 @@ static int check_size(const json_t *obj, const as_resource *r, const char *name,
     return -1;
 }
 
-static bool dry_run(const as_request *req)
-{
-    const char *d = as_query(req, "dryRun");
-    return d && *d;
-}
-
 static void respond_json(as_response *resp, unsigned status, json_t *obj)
 {
     char *text = json_dumps(obj, JSON_COMPACT);
@@ -286,6 +218,33 @@ static void respond_json(as_response *resp, unsigned status, json_t *obj)
         return;
     }
     as_respond_object(resp, status, b);
+}
+
+/* A stored object in the form of r (views.h). */
+static json_t *load_stored(const as_resource *r, const as_object *o)
+{
+    return as_view_from_stored(r, json_loadb(o->json->text, o->json->len, 0, NULL));
+}
+
+/* as_store_put and as_store_delete of an object in r's form. Need the lock. */
+static const as_object *put_object(as_api *api, const as_resource *r, const char *ns,
+                                   const char *name, const json_t *obj, gp_error *err)
+{
+    if (!as_is_view(r)) return as_store_put(api->store, r, ns, name, (json_t *)obj, err);
+    json_t *stored = as_view_to_stored(r, json_incref((json_t *)obj));
+    const as_object *o = as_store_put(api->store, as_storage(r), ns, name, stored, err);
+    json_decref(stored);
+    return o;
+}
+
+static as_blob *delete_object(as_api *api, const as_resource *r, const char *ns, const char *name,
+                              const json_t *obj, gp_error *err)
+{
+    if (!as_is_view(r)) return as_store_delete(api->store, r, ns, name, (json_t *)obj, err);
+    json_t *stored = as_view_to_stored(r, json_incref((json_t *)obj));
+    as_blob *b = as_store_delete(api->store, as_storage(r), ns, name, stored, err);
+    json_decref(stored);
+    return b;
 }
 
 static void store_failed(as_response *resp, const gp_error *err)
@@ -381,62 +340,154 @@ static int validate(const as_path *p, const json_t *obj, const json_t *old, cons
     return -1;
 }
 
-void as_api_create(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+/* What ServiceAccount admission reads of an account, kept with its stored
+ * version (as_object.memo) so that a create parses no account: */
+enum {
+    SA_AUTOMOUNT_TRUE = 1,  /* automountServiceAccountToken: true */
+    SA_AUTOMOUNT_FALSE = 2, /* ... false (neither: not set) */
+    SA_PULL_SECRETS = 4,    /* it has imagePullSecrets: read it whole */
+};
+
+/* The account a pod runs as, as admission needs it (NULL: missing). Needs
+ * the lock. */
+static json_t *service_account(as_api *api, const char *ns, const char *name)
 {
-    json_t *obj = decode_body(req, resp);
-    if (!obj) return;
-    char name[254];
-    if (check_type(obj, p->resource, p->resource->kind, resp) != 0 ||
-        check_decodable(obj, p->resource, resp) != 0 ||
-        prepare_metadata(obj, p, resp, name, sizeof name) != 0) {
-        json_decref(obj);
-        return;
+    as_object *o = (as_object *)as_store_get(
+        api->store, as_resource_find("", "v1", "serviceaccounts"), ns, name);
+    if (!o) return NULL;
+    if (o->memo_rv != o->rv) {
+        json_t *sa = json_loadb(o->json->text, o->json->len, 0, NULL);
+        const json_t *a = json_object_get(sa, "automountServiceAccountToken");
+        o->memo = (json_is_true(a) ? SA_AUTOMOUNT_TRUE : 0) |
+                  (json_is_false(a) ? SA_AUTOMOUNT_FALSE : 0) |
+                  (json_array_size(json_object_get(sa, "imagePullSecrets")) ? SA_PULL_SECRETS : 0);
+        o->memo_rv = o->rv;
+        json_decref(sa);
     }
+    if (o->memo & SA_PULL_SECRETS) return json_loadb(o->json->text, o->json->len, 0, NULL);
+    json_t *sa = json_object();
+    if (o->memo & (SA_AUTOMOUNT_TRUE | SA_AUTOMOUNT_FALSE))
+        json_object_set_new(sa, "automountServiceAccountToken",
+                            json_boolean(o->memo & SA_AUTOMOUNT_TRUE));
+    return sa;
+}
+
+static bool admits_service_accounts(as_api *api, const as_path *p)
+{
+    return api->admit_service_accounts && strcmp(p->resource->resource, "pods") == 0 &&
+           !p->resource->group[0];
+}
+
+static void mount_service_account(json_t *pod, const json_t *sa)
+{
+    char suffix[8];
+    generate_name("", suffix, sizeof suffix);
+    as_strategy_service_account(pod, sa, suffix);
+}
+
+/* ServiceAccount admission, when the account has to be waited for: the
+ * default one is made by a controller right after its namespace, so it is
+ * looked for again for a while, as the plugin's getServiceAccount does (10
+ * tries, 100-200 ms apart). Takes the lock itself, never across a wait. */
+static int admit_service_account_slowly(as_api *api, const as_path *p, json_t *pod,
+                                        const char *name, as_response *resp)
+{
+    const char *sa_name = kube_str(json_object_get(pod, "spec"), "serviceAccountName");
+    int tries = strcmp(sa_name, "default") == 0 ? 10 : 1;
+    json_t *sa = NULL;
+    for (int i = 1; i < tries && !sa; i++) {
+        char hex[3] = "00";
+        gp_error err = {0};
+        gp_random_hex(hex, 1, &err);
+        struct timespec wait = {0, (100 + strtol(hex, NULL, 16) % 100) * 1000000L};
+        nanosleep(&wait, NULL);
+        as_store_lock(api->store);
+        sa = service_account(api, p->ns, sa_name);
+        as_store_unlock(api->store);
+    }
+    if (!sa) {
+        char why[700];
+        snprintf(why, sizeof why,
+                 "error looking up service account %s/%s: serviceaccount \"%s\" not found", p->ns,
+                 sa_name, sa_name);
+        as_error_forbidden(resp, p->resource, name, why, NULL);
+        return -1;
+    }
+    mount_service_account(pod, sa);
+    json_decref(sa);
+    return 0;
+}
+
+/* A create once its body is decoded. */
+static void create_object(as_api *api, const as_request *req, const as_path *p,
+                          const as_write_options *opt, json_t *obj, as_response *resp)
+{
+    char name[254];
+    if (prepare_metadata(obj, p, resp, name, sizeof name) != 0) return;
     drop_empty_metadata(obj);
     as_strategy_create(p->resource->group, p->resource->kind, obj);
-    /* Admission (which gives a pod its RuntimeClass's overhead and
-     * scheduling), then validation and the size of what admission made,
-     * then the write, in kube-apiserver's order. Validation reads the
-     * object alone and runs without the lock, as kube-apiserver holds none
-     * across the three. A class's scheduling can be of any size: a pod
+    /* Admission in kube-apiserver's order of plugins (NamespaceLifecycle,
+     * ServiceAccount, ..., RuntimeClass: a pod in a missing namespace is
+     * refused for its namespace before its RuntimeClass is looked at; the
+     * RuntimeClass gives it its overhead and scheduling), then validation
+     * and the size of what admission made, then the write. Validation reads
+     * the object alone and runs without the lock, as kube-apiserver holds
+     * none across the three. A class's scheduling can be of any size: a pod
      * naming one has no bound. */
     as_store_lock(api->store);
-    bool admitted = admit_runtimeclass(api, p, obj, name, resp) == 0 &&
-                    admit_namespace(api, p, name, resp) == 0;
+    bool admitted = admit_namespace(api, p, name, resp) == 0;
+    bool waited = false;
+    if (admitted && admits_service_accounts(api, p)) {
+        json_t *sa =
+            service_account(api, p->ns, kube_str(kube_obj(obj, "spec"), "serviceAccountName"));
+        if (sa) mount_service_account(obj, sa);
+        waited = !sa;
+        json_decref(sa);
+    }
+    if (waited) {
+        as_store_unlock(api->store);
+        admitted = admit_service_account_slowly(api, p, obj, name, resp) == 0;
+        as_store_lock(api->store);
+    }
+    admitted = admitted && admit_runtimeclass(api, p, obj, name, resp) == 0;
     as_store_unlock(api->store);
     size_t bound = runtime_class_of(p, obj) ? SIZE_MAX : size_bound(req, 0);
     if (!admitted || validate(p, obj, NULL, name, resp) != 0 ||
-        check_size(obj, p->resource, name, bound, resp) != 0) {
-        json_decref(obj);
+        check_size(obj, p->resource, name, bound, resp) != 0)
         return;
-    }
     as_store_lock(api->store);
     gp_error err = {0};
     const as_object *stored;
     uint64_t written = 0;
-    if (as_store_get(api->store, p->resource, p->ns, name)) {
+    if (as_store_get(api->store, as_storage(p->resource), p->ns, name)) {
         as_error_already_exists(resp, p->resource, name);
         goto done;
     }
-    if (dry_run(req)) {
+    if (opt->dry_run) {
         respond_json(resp, 201, obj);
         goto done;
     }
-    if (!(stored = as_store_put(api->store, p->resource, p->ns, name, obj, &err))) {
+    if (!(stored = put_object(api, p->resource, p->ns, name, obj, &err))) {
         store_failed(resp, &err);
     } else {
         written = stored->rv;
-        as_respond_object(resp, 201, as_blob_ref(stored->json));
+        as_respond_object(resp, 201, as_view_blob(p->resource, as_blob_ref(stored->json)));
     }
 done:
     as_store_unlock(api->store);
     await_commit(api, req, written, resp);
-    json_decref(obj);
 }
 
-static json_t *load_stored(const as_object *o)
+void as_api_create(as_api *api, const as_request *req, const as_path *p, as_response *resp)
 {
-    return json_loadb(o->json->text, o->json->len, 0, NULL);
+    as_write_options opt;
+    if (as_write_options_read(req, "CreateOptions", &opt, resp) != 0) return;
+    json_t *warnings = json_array();
+    json_t *obj = as_decode_request(req, p->resource, opt.validation, warnings, resp);
+    if (obj) create_object(api, req, p, &opt, obj, resp);
+    json_decref(obj);
+    as_attach_warnings(resp, warnings);
+    json_decref(warnings);
 }
 
 /* Equal ignoring metadata.resourceVersion: a write that would change
@@ -518,14 +569,14 @@ enum { STORED, RETRY };
  * the update was computed from (else RETRY, and the caller computes it
  * again on the new state, as kube-apiserver's GuaranteedUpdate does). */
 static int store_update(as_api *api, const as_request *req, const as_path *p, json_t *obj,
-                        json_t *old, uint64_t from_rv, as_response *resp)
+                        json_t *old, uint64_t from_rv, bool dry_run, as_response *resp)
 {
     const as_resource *r = p->resource;
     gp_error err = {0};
     bool unchanged = same_object(obj, old); /* both are ours: no lock needed */
     uint64_t written = 0;
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, r, p->ns, p->name);
+    const as_object *o = as_store_get(api->store, as_storage(r), p->ns, p->name);
     if (!o) {
         as_store_unlock(api->store);
         as_error_not_found(resp, r, p->name);
@@ -536,24 +587,24 @@ static int store_update(as_api *api, const as_request *req, const as_path *p, js
         return RETRY;
     }
     if (unchanged) {
-        as_respond_object(resp, 200, as_blob_ref(o->json));
-    } else if (dry_run(req)) {
+        as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(o->json)));
+    } else if (dry_run) {
         respond_json(resp, 200, obj);
     } else if (deletion_complete(obj)) {
-        as_blob *last = as_store_delete(api->store, r, p->ns, p->name, obj, &err);
+        as_blob *last = delete_object(api, r, p->ns, p->name, obj, &err);
         if (!last) {
             store_failed(resp, &err);
         } else {
             written = as_store_rv(api->store);
-            as_respond_object(resp, 200, last);
+            as_respond_object(resp, 200, as_view_blob(p->resource, last));
         }
     } else {
-        const as_object *stored = as_store_put(api->store, r, p->ns, p->name, obj, &err);
+        const as_object *stored = put_object(api, r, p->ns, p->name, obj, &err);
         if (!stored) {
             store_failed(resp, &err);
         } else {
             written = stored->rv;
-            as_respond_object(resp, 200, as_blob_ref(stored->json));
+            as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(stored->json)));
         }
     }
     as_store_unlock(api->store);
@@ -567,7 +618,7 @@ static json_t *read_current(as_api *api, const as_path *p, uint64_t *rv, size_t 
                             as_response *resp)
 {
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
     as_blob *b = o ? as_blob_ref(o->json) : NULL;
     *rv = o ? o->rv : 0;
     *len = b ? b->len : 0;
@@ -576,7 +627,7 @@ static json_t *read_current(as_api *api, const as_path *p, uint64_t *rv, size_t 
         as_error_not_found(resp, p->resource, p->name);
         return NULL;
     }
-    json_t *obj = json_loadb(b->text, b->len, 0, NULL);
+    json_t *obj = as_view_from_stored(p->resource, json_loadb(b->text, b->len, 0, NULL));
     as_blob_unref(b);
     if (!obj) as_status(resp, 500, "InternalError", "a stored object does not parse");
     return obj;
@@ -611,15 +662,10 @@ static int check_name(const json_t *obj, const as_path *p, as_response *resp)
     return -1;
 }
 
-void as_api_update(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+static void update_object(as_api *api, const as_request *req, const as_path *p,
+                          const as_write_options *opt, json_t *body, as_response *resp)
 {
-    json_t *body = decode_body(req, resp);
-    if (!body) return;
-    if (check_type(body, p->resource, p->resource->kind, resp) != 0 ||
-        check_decodable(body, p->resource, resp) != 0 || check_name(body, p, resp) != 0) {
-        json_decref(body);
-        return;
-    }
+    if (check_name(body, p, resp) != 0) return;
     json_object_set_new(metadata_of(body), "name", json_string(p->name));
     const char *want = kube_str_or_null(kube_obj(body, "metadata"), "resourceVersion");
     for (int attempt = 0;; attempt++) {
@@ -636,56 +682,88 @@ void as_api_update(as_api *api, const as_request *req, const as_path *p, as_resp
         }
         json_t *obj = json_deep_copy(body);
         int done = prepare_update(p, obj, old, size_bound(req, old_len), resp) != 0 ||
-                   store_update(api, req, p, obj, old, rv, resp) == STORED;
+                   store_update(api, req, p, obj, old, rv, opt->dry_run, resp) == STORED;
         json_decref(obj);
         json_decref(old);
         if (done) break;
     }
+}
+
+void as_api_update(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    as_write_options opt;
+    if (as_write_options_read(req, "UpdateOptions", &opt, resp) != 0) return;
+    json_t *warnings = json_array();
+    json_t *body = as_decode_request(req, p->resource, opt.validation, warnings, resp);
+    if (body) update_object(api, req, p, &opt, body, resp);
     json_decref(body);
+    as_attach_warnings(resp, warnings);
+    json_decref(warnings);
+}
+
+/* A patch as its request gives it. */
+typedef struct patch_request {
+    as_patch_type type;
+    json_t *patch;
+    json_t *strict; /* the patch's own strict errors (its duplicate keys) */
+} patch_request;
+
+/* The patch from the body, or -1 after answering. */
+static int read_patch(const as_request *req, const as_write_options *opt, patch_request *pr,
+                      as_response *resp)
+{
+    const char *ct = req->content_type;
+    if (as_type_is(ct, "application/strategic-merge-patch+json"))
+        pr->type = AS_PATCH_STRATEGIC;
+    else if (as_type_is(ct, "application/merge-patch+json"))
+        pr->type = AS_PATCH_MERGE;
+    else if (as_type_is(ct, "application/json-patch+json"))
+        pr->type = AS_PATCH_JSON;
+    else {
+        as_status(resp, 415, "UnsupportedMediaType",
+                  "the body of the request was in an unknown format - accepted media types "
+                  "include: application/json-patch+json, application/merge-patch+json, "
+                  "application/strategic-merge-patch+json");
+        return -1;
+    }
+    json_error_t jerr;
+    bool duplicates = false;
+    pr->patch = req->body ? as_parse_json(req->body, req->body_len, &duplicates, &jerr) : NULL;
+    if (!pr->patch) {
+        as_error_bad_request(resp, "the patch is not valid JSON");
+        return -1;
+    }
+    if (pr->type == AS_PATCH_JSON && !json_is_array(pr->patch)) {
+        as_error_bad_request(resp, "json: cannot unmarshal object into Go value of type "
+                                   "jsonpatch.Patch");
+        return -1;
+    }
+    if (pr->type != AS_PATCH_JSON && !json_is_object(pr->patch)) {
+        as_error_bad_request(resp, "the patch is not a JSON object");
+        return -1;
+    }
+    pr->strict = opt->validation == AS_FV_IGNORE
+                     ? json_array()
+                     : as_decode_patch_strict(req->body, req->body_len, pr->type, duplicates);
+    return 0;
 }
 
 /* The patched object, or NULL after answering the error. */
-static json_t *apply_patch(const as_request *req, const as_path *p, const json_t *old,
+static json_t *apply_patch(const patch_request *pr, const as_path *p, const json_t *old,
                            as_response *resp)
 {
-    const char *ct = req->content_type;
-    bool smp = type_is(ct, "application/strategic-merge-patch+json");
-    bool merge = type_is(ct, "application/merge-patch+json");
-    bool jsonpatch = type_is(ct, "application/json-patch+json");
-    if (!smp && !merge && !jsonpatch) {
-        char msg[300];
-        snprintf(msg, sizeof msg,
-                 "the body of the request was in an unknown format - accepted media types "
-                 "include: application/json-patch+json, application/merge-patch+json, "
-                 "application/strategic-merge-patch+json");
-        as_status(resp, 415, "UnsupportedMediaType", msg);
-        return NULL;
-    }
-    json_error_t jerr;
-    json_t *patch = req->body ? json_loadb(req->body, req->body_len, 0, &jerr) : NULL;
-    if (!patch) {
-        as_error_bad_request(resp, "the patch is not valid JSON");
-        return NULL;
-    }
     gp_error err = {0};
     json_t *out = NULL;
-    if (jsonpatch) {
-        if (!json_is_array(patch)) {
-            as_error_bad_request(resp, "json: cannot unmarshal object into Go value of type "
-                                       "jsonpatch.Patch");
-        } else if (!(out = kube_json_patch(old, patch, &err))) {
+    if (pr->type == AS_PATCH_JSON) {
+        if (!(out = kube_json_patch(old, pr->patch, &err)))
             /* kube-apiserver drops the jsonpatch text for this generic one */
             as_status(resp, 422, "Invalid",
                       "the server rejected our request due to an error in our request");
-        }
-    } else if (!json_is_object(patch)) {
-        as_error_bad_request(resp, "the patch is not a JSON object");
-    } else if (merge) {
-        out = kube_merge_patch(old, patch);
-    } else if (!(out = kube_strategic_merge_patch(old, patch, p->resource->kind, &err))) {
+    } else if (pr->type == AS_PATCH_MERGE) {
+        out = kube_merge_patch(old, pr->patch);
+    } else if (!(out = kube_strategic_merge_patch(old, pr->patch, p->resource->kind, &err))) {
         as_error_bad_request(resp, err.text);
     }
-    json_decref(patch);
     if (out && !json_is_object(out)) {
         json_decref(out);
         as_error_bad_request(resp, "the patch does not leave an object");
@@ -694,15 +772,19 @@ static json_t *apply_patch(const as_request *req, const as_path *p, const json_t
     return out;
 }
 
-void as_api_patch(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+static void patch_object(as_api *api, const as_request *req, const as_path *p,
+                         const as_write_options *opt, const patch_request *pr, json_t *warnings,
+                         as_response *resp)
 {
     for (int attempt = 0;; attempt++) {
         uint64_t rv;
         size_t old_len;
         json_t *old = read_for_update(api, p, attempt, &rv, &old_len, resp);
         if (!old) return;
-        json_t *obj = apply_patch(req, p, old, resp);
+        json_t *obj = apply_patch(pr, p, old, resp);
         int done = 1;
+        /* warnings of an earlier round are of a state that is gone */
+        json_t *round_warnings = json_array();
         if (obj) {
             /* a resourceVersion the patch sets is a precondition */
             const char *want = kube_str_or_null(kube_obj(obj, "metadata"), "resourceVersion");
@@ -712,39 +794,64 @@ void as_api_patch(as_api *api, const as_request *req, const as_path *p, as_respo
                 as_error_conflict(resp, p->resource, p->name);
             else if (name && strcmp(name, p->name) != 0)
                 as_error_bad_request(resp, "metadata.name cannot be changed by a patch");
-            else if (check_type(obj, p->resource, p->resource->kind, resp) == 0 &&
-                     check_decodable(obj, p->resource, resp) == 0 &&
+            else if (as_decode_patched(p->resource, pr->type, pr->patch, pr->strict, obj,
+                                       opt->validation, round_warnings, resp) == 0 &&
+                     as_check_type(obj, p->resource, resp) == 0 &&
                      prepare_update(p, obj, old, size_bound(req, old_len), resp) == 0)
-                done = store_update(api, req, p, obj, old, rv, resp) == STORED;
+                done = store_update(api, req, p, obj, old, rv, opt->dry_run, resp) == STORED;
         }
         json_decref(obj);
         json_decref(old);
+        if (done) json_array_extend(warnings, round_warnings);
+        json_decref(round_warnings);
         if (done) return;
     }
 }
 
-/* DeleteOptions from the body, else the query. */
+void as_api_patch(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    as_write_options opt;
+    if (as_write_options_read(req, "PatchOptions", &opt, resp) != 0) return;
+    patch_request pr = {0};
+    json_t *warnings = json_array();
+    if (read_patch(req, &opt, &pr, resp) == 0) patch_object(api, req, p, &opt, &pr, warnings, resp);
+    json_decref(pr.patch);
+    json_decref(pr.strict);
+    as_attach_warnings(resp, warnings);
+    json_decref(warnings);
+}
+
+/* DeleteOptions: from the body when there is one, else from the query
+ * (the delete handler reads one or the other). */
 typedef struct delete_options {
     long long grace; /* -1: not given */
     char policy[32]; /* "", Background, Foreground, Orphan */
     char uid[64], rv[32];
+    bool dry_run;
 } delete_options;
 
-static int read_delete_options(const as_request *req, delete_options *o, as_response *resp)
+static int delete_options_from_body(const as_request *req, delete_options *o, as_response *resp)
 {
-    memset(o, 0, sizeof *o);
-    o->grace = -1;
-    const char *q = as_query(req, "gracePeriodSeconds");
-    if (q) o->grace = strtoll(q, NULL, 10);
-    q = as_query(req, "propagationPolicy");
-    if (q) snprintf(o->policy, sizeof o->policy, "%s", q);
-    if (!req->body || req->body_len == 0) return 0;
-    json_t *b = json_loadb(req->body, req->body_len, 0, NULL);
+    json_error_t jerr;
+    bool duplicates;
+    json_t *b = as_parse_json(req->body, req->body_len, &duplicates, &jerr);
     if (!json_is_object(b)) {
         json_decref(b);
         as_error_bad_request(resp, "the DeleteOptions body is not a JSON object");
         return -1;
     }
+    as_decode_result res;
+    if (as_decode_check(b, as_gotype_find("", "DeleteOptions"), AS_DECODE_JSON, false, &res) != 0) {
+        char *msg = gp_format("DeleteOptions in version \"v1\" cannot be handled as a "
+                              "DeleteOptions: %s",
+                              res.error);
+        as_error_bad_request(resp, msg ? msg : res.error);
+        free(msg);
+        as_decode_result_clear(&res);
+        json_decref(b);
+        return -1;
+    }
+    as_decode_result_clear(&res);
     json_t *v = json_object_get(b, "gracePeriodSeconds");
     if (json_is_integer(v)) o->grace = json_integer_value(v);
     const char *s = json_string_value(json_object_get(b, "propagationPolicy"));
@@ -755,7 +862,38 @@ static int read_delete_options(const as_request *req, delete_options *o, as_resp
     if (s) snprintf(o->uid, sizeof o->uid, "%s", s);
     s = json_string_value(json_object_get(pre, "resourceVersion"));
     if (s) snprintf(o->rv, sizeof o->rv, "%s", s);
+    size_t i;
+    json_t *d;
+    int rc = 0;
+    json_array_foreach(json_object_get(b, "dryRun"), i, d)
+    {
+        if (json_is_string(d) && strcmp(json_string_value(d), "All") == 0) {
+            o->dry_run = true;
+            continue;
+        }
+        as_error_bad_request(resp, "dryRun: Unsupported value: supported values: \"All\"");
+        rc = -1;
+        break;
+    }
     json_decref(b);
+    return rc;
+}
+
+static int read_delete_options(const as_request *req, delete_options *o, as_response *resp)
+{
+    memset(o, 0, sizeof *o);
+    o->grace = -1;
+    if (req->body && req->body_len > 0) {
+        if (delete_options_from_body(req, o, resp) != 0) return -1;
+    } else {
+        as_write_options wo;
+        if (as_write_options_read(req, "DeleteOptions", &wo, resp) != 0) return -1;
+        o->dry_run = wo.dry_run;
+        const char *q = as_query(req, "gracePeriodSeconds");
+        if (q) o->grace = strtoll(q, NULL, 10);
+        q = as_query(req, "propagationPolicy");
+        if (q) snprintf(o->policy, sizeof o->policy, "%s", q);
+    }
     const char *pol = o->policy;
     if (*pol && strcmp(pol, "Background") && strcmp(pol, "Foreground") && strcmp(pol, "Orphan")) {
         as_error_bad_request(resp, "propagationPolicy: Unsupported value");
@@ -798,13 +936,13 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
     gp_error err = {0};
     uint64_t written = 0;
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+    const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
     if (!o) {
         as_store_unlock(api->store);
         as_error_not_found(resp, p->resource, p->name);
         return;
     }
-    json_t *obj = load_stored(o);
+    json_t *obj = load_stored(p->resource, o);
     json_t *meta = metadata_of(obj);
     char rv[24];
     snprintf(rv, sizeof rv, "%llu", (unsigned long long)o->rv);
@@ -825,10 +963,6 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
     }
     bool finalizers = json_array_size(json_object_get(meta, "finalizers")) > 0 ||
                       json_array_size(json_object_get(json_object_get(obj, "spec"), "finalizers"));
-    if (dry_run(req)) {
-        respond_json(resp, 200, obj);
-        goto done;
-    }
     if (grace > 0 || finalizers) {
         json_t *prev = json_object_get(meta, "deletionGracePeriodSeconds");
         if (!json_object_get(meta, "deletionTimestamp") ||
@@ -839,29 +973,34 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
             json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
         }
         if (!finalizers && grace == 0) goto remove;
-        json_t *old = load_stored(o);
-        if (same_object(obj, old)) {
-            as_respond_object(resp, 200, as_blob_ref(o->json));
+        json_t *old = load_stored(p->resource, o);
+        if (opt.dry_run) {
+            respond_json(resp, 200, obj);
+        } else if (same_object(obj, old)) {
+            as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(o->json)));
         } else {
-            const as_object *stored =
-                as_store_put(api->store, p->resource, p->ns, p->name, obj, &err);
+            const as_object *stored = put_object(api, p->resource, p->ns, p->name, obj, &err);
             if (!stored) {
                 store_failed(resp, &err);
             } else {
                 written = stored->rv;
-                as_respond_object(resp, 200, as_blob_ref(stored->json));
+                as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(stored->json)));
             }
         }
         json_decref(old);
         goto done;
     }
-remove:;
-    as_blob *last = as_store_delete(api->store, p->resource, p->ns, p->name, obj, &err);
+remove:
+    if (opt.dry_run) {
+        respond_json(resp, 200, obj);
+        goto done;
+    }
+    as_blob *last = delete_object(api, p->resource, p->ns, p->name, obj, &err);
     if (!last) {
         store_failed(resp, &err);
     } else {
         written = as_store_rv(api->store);
-        as_respond_object(resp, 200, last);
+        as_respond_object(resp, 200, as_view_blob(p->resource, last));
     }
 done:
     as_store_unlock(api->store);
@@ -949,12 +1088,12 @@ void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_respon
         }
         gp_error err = {0};
         as_store_lock(api->store);
-        const as_object *o = as_store_get(api->store, p->resource, p->ns, p->name);
+        const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
         const as_object *stored = NULL;
         if (!o) {
             as_error_not_found(resp, p->resource, p->name);
         } else if (o->rv == rv) {
-            stored = as_store_put(api->store, p->resource, p->ns, p->name, pod, &err);
+            stored = put_object(api, p->resource, p->ns, p->name, pod, &err);
             if (!stored) store_failed(resp, &err);
         }
         bool retry = o && !stored && o->rv != rv;
@@ -1015,4 +1154,92 @@ int as_api_bootstrap(as_api *api, gp_error *err)
         }
     }
     return 0;
+}
+
+/* The names a deletecollection deletes, picked under the lock. */
+typedef struct picked {
+    char ns[254], name[254];
+} picked;
+
+static picked *pick(as_api *api, const as_request *req, const as_path *p, size_t *count,
+                    as_response *resp)
+{
+    kube_label_selector *ls;
+    kube_field_selector *fs;
+    if (as_api_selectors(req, p->resource, &ls, &fs, resp) != 0) return NULL;
+    as_store_lock(api->store);
+    const as_object **all;
+    size_t n = as_store_list(api->store, as_storage(p->resource), p->ns[0] ? p->ns : NULL, &all);
+    picked *out = calloc(n ? n : 1, sizeof *out);
+    *count = 0;
+    for (size_t i = 0; out && i < n; i++) {
+        if (!as_api_matches(all[i]->index, ls, fs)) continue;
+        picked *k = &out[*count];
+        json_t *parsed = json_loadb(all[i]->json->text, all[i]->json->len, 0, NULL);
+        const json_t *m = json_object_get(parsed, "metadata");
+        snprintf(k->ns, sizeof k->ns, "%s", kube_str(m, "namespace"));
+        snprintf(k->name, sizeof k->name, "%s", kube_str(m, "name"));
+        json_decref(parsed);
+        if (k->name[0]) (*count)++;
+    }
+    as_store_unlock(api->store);
+    free(all);
+    kube_label_selector_free(ls);
+    kube_field_selector_free(fs);
+    if (!out) as_status(resp, 500, "InternalError", "out of memory");
+    return out;
+}
+
+/* The registry's DeleteCollection: every object the selectors pick is
+ * deleted as a DELETE of it with the same options would delete it (graceful
+ * for pods), and the answer is the list of what was deleted, each in its
+ * last state; one already gone is passed over, another error ends it. */
+void as_api_delete_collection(as_api *api, const as_request *req, const as_path *p,
+                              as_response *resp)
+{
+    delete_options opt;
+    if (read_delete_options(req, &opt, resp) != 0) return;
+    size_t n;
+    picked *names = pick(api, req, p, &n, resp);
+    if (!names) return;
+    char av[96];
+    as_api_version(p->resource, av, sizeof av);
+    gp_buf b = {0};
+    gp_buf_addf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{},\"items\":[",
+                p->resource->kind, av);
+    size_t items = 0;
+    for (size_t i = 0; i < n; i++) {
+        as_path one = *p;
+        snprintf(one.ns, sizeof one.ns, "%s", names[i].ns);
+        snprintf(one.name, sizeof one.name, "%s", names[i].name);
+        as_response r = {0};
+        as_api_delete(api, req, &one, &r);
+        if (r.status == 200) {
+            if (items++) gp_buf_addc(&b, ',');
+            if (r.blob)
+                gp_buf_addn(&b, r.blob->text, r.blob->len);
+            else
+                gp_buf_addn(&b, r.body, r.len);
+        } else if (r.status != 404) {
+            as_response_free(resp);
+            *resp = r;
+            gp_buf_free(&b);
+            free(names);
+            return;
+        }
+        as_response_free(&r);
+    }
+    free(names);
+    gp_buf_add(&b, "]}");
+    size_t len = b.len;
+    char *body = gp_buf_take(&b);
+    if (!body) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    memset(resp, 0, sizeof *resp);
+    resp->status = 200;
+    resp->content_type = "application/json";
+    resp->body = body;
+    resp->len = len;
 }

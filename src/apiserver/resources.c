@@ -10,13 +10,22 @@ static const char *const namespace_verbs[] = {"create", "delete", "get",   "list
 static const char *const status_verbs[] = {"get", "patch", "update", NULL};
 static const char *const create_only[] = {"create", NULL};
 static const char *const update_only[] = {"update", NULL};
+static const char *const get_only[] = {"get", NULL};
+static const char *const create_get[] = {"create", "get", NULL};
 
 static const char *const none[] = {NULL};
 static const char *const all_category[] = {"all", NULL};
 
 static const as_subresource no_subresources[] = {{NULL, NULL, NULL}};
+/* exec, attach, log and portforward: api_connect.c */
 static const as_subresource pod_subresources[] = {
-    {"binding", "Binding", create_only}, {"status", "Pod", status_verbs}, {NULL, NULL, NULL}};
+    {"attach", "PodAttachOptions", create_get},
+    {"binding", "Binding", create_only},
+    {"exec", "PodExecOptions", create_get},
+    {"log", "Pod", get_only},
+    {"portforward", "PodPortForwardOptions", create_get},
+    {"status", "Pod", status_verbs},
+    {NULL, NULL, NULL}};
 static const as_subresource node_subresources[] = {{"status", "Node", status_verbs},
                                                    {NULL, NULL, NULL}};
 static const as_subresource namespace_subresources[] = {{"finalize", "Namespace", update_only},
@@ -48,6 +57,11 @@ static const as_resource table[] = {
      no_subresources},
     {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, all_verbs, none, none,
      no_subresources},
+    /* reviews, answered and not stored (api_review.c) */
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+     "SelfSubjectAccessReview", false, create_only, none, none, no_subresources},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+     "SelfSubjectRulesReview", false, create_only, none, none, no_subresources},
 };
 
 const as_resource *as_resources(size_t *count)

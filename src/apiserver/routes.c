@@ -167,8 +167,44 @@ static json_t *openapi_root(void)
     return json_pack("{s:o}", "paths", paths);
 }
 
+/* /openapi/v2, which kubectl reads only to validate a List on the client
+ * (kubectl's query-param verifier never sends fieldValidation for
+ * kind List, so each item is checked against the v2 schemas): a document
+ * with no definitions, in which kubectl finds no schema and so checks
+ * nothing itself, and then sends each item with fieldValidation=Strict to
+ * the server, whose decoder is the one that judges. kubectl's apply, which
+ * also looks here, finds no schema either and uses its compiled-in types,
+ * as it does when this answers 404. Protobuf (gnostic openapi_v2.Document:
+ * 1 swagger, 2 info {1 title, 2 version}) unless JSON is asked for. */
+static void openapi_v2(const as_request *req, as_response *resp)
+{
+    if (req->accept && strstr(req->accept, "protobuf")) {
+        static const char title[] = "Kubernetes", version[] = KUBE_GIT_VERSION;
+        char doc[128];
+        size_t n = 0, tl = sizeof title - 1, vl = sizeof version - 1;
+        doc[n++] = 0x0a, doc[n++] = 3, memcpy(doc + n, "2.0", 3), n += 3;
+        doc[n++] = 0x12, doc[n++] = (char)(2 + tl + 2 + vl);
+        doc[n++] = 0x0a, doc[n++] = (char)tl, memcpy(doc + n, title, tl), n += tl;
+        doc[n++] = 0x12, doc[n++] = (char)vl, memcpy(doc + n, version, vl), n += vl;
+        memset(resp, 0, sizeof *resp);
+        resp->status = 200;
+        resp->content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+        resp->body = malloc(n);
+        if (resp->body) memcpy(resp->body, doc, n);
+        resp->len = resp->body ? n : 0;
+        return;
+    }
+    set_json(resp, 200,
+             json_pack("{s:s, s:{s:s, s:s}, s:{}, s:{}}", "swagger", "2.0", "info", "title",
+                       "Kubernetes", "version", KUBE_GIT_VERSION, "paths", "definitions"));
+}
+
 static bool openapi(const as_request *req, as_response *resp)
 {
+    if (strcmp(req->path, "/openapi/v2") == 0) {
+        openapi_v2(req, resp);
+        return true;
+    }
     if (strcmp(req->path, "/openapi/v3") == 0) {
         set_json(resp, 200, openapi_root());
         return true;
@@ -197,6 +233,7 @@ static void metrics(as_response *resp)
 void as_response_free(as_response *resp)
 {
     free(resp->body);
+    free(resp->warnings);
     as_blob_unref(resp->blob);
     as_watch_free(resp->watch);
     memset(resp, 0, sizeof *resp);

@@ -3,6 +3,7 @@
 #ifndef GPUOP_APISERVER_ROUTES_H
 #define GPUOP_APISERVER_ROUTES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "apiserver/store.h"
@@ -20,6 +21,10 @@ typedef struct as_response {
     /* A write's resourceVersion, for a request with defer_commit: the
      * caller waits for it (as_store_sync) before it counts on the write. */
     uint64_t commit_rv;
+    /* Warnings for the client, one a line (malloc'd, or NULL): each goes out
+     * as a `Warning: 299 - "..."` header, which kubectl prints as
+     * `Warning: ...`. */
+    char *warnings;
 } as_response;
 
 typedef struct as_request {
@@ -45,6 +50,14 @@ typedef struct as_request {
 /* The objects the server serves. */
 typedef struct as_api {
     as_store *store;
+    /* The ServiceAccount admission plugin: a pod's account must exist, and
+     * the pod gets the projected kube-api-access-* volume. Off in a bare
+     * API server (unit tests), as kube-apiserver's
+     * --disable-admission-plugins=ServiceAccount leaves it. */
+    bool admit_service_accounts;
+    /* The cluster's CA certificate (PEM), which the root-CA publisher puts
+     * in every namespace's kube-root-ca.crt ConfigMap; NULL: none. */
+    const char *root_ca_pem;
 } as_api;
 
 /* Creates the namespaces a cluster starts with, when missing. */

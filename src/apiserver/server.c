@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "apiserver/conns_internal.h"
+#include "apiserver/strategy_internal.h"
 #include "apiserver/routes.h"
 #include "apiserver/tls.h"
 #include "util/buf.h"
@@ -132,6 +133,25 @@ static struct MHD_Response *watch_response(as_server *s, struct MHD_Connection *
     return resp;
 }
 
+/* One header a warning, as k8s.io/apimachinery/pkg/util/net's
+ * NewWarningHeader writes it: 299 - "text" (the text Go-quoted). */
+static void add_warnings(struct MHD_Response *resp, const char *warnings)
+{
+    for (const char *w = warnings; w && *w;) {
+        const char *end = strchr(w, '\n');
+        size_t len = end ? (size_t)(end - w) : strlen(w);
+        char *text = strndup(w, len);
+        gp_buf b = {0};
+        gp_buf_add(&b, "299 - ");
+        if (text) as_quote(&b, text);
+        char *value = gp_buf_take(&b);
+        if (value) MHD_add_response_header(resp, "Warning", value);
+        free(value);
+        free(text);
+        w = end ? end + 1 : w + len;
+    }
+}
+
 static enum MHD_Result respond(as_server *s, struct MHD_Connection *c, as_response *r)
 {
     struct MHD_Response *resp;
@@ -149,6 +169,9 @@ static enum MHD_Result respond(as_server *s, struct MHD_Connection *c, as_respon
     }
     MHD_add_response_header(resp, "Content-Type", r->content_type);
     MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+    add_warnings(resp, r->warnings);
+    free(r->warnings);
+    r->warnings = NULL;
     enum MHD_Result ok = MHD_queue_response(c, r->status, resp);
     MHD_destroy_response(resp);
     return ok;

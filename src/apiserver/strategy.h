@@ -10,8 +10,8 @@
  * RuntimeClass (node.k8s.io). Every other kind passes through unchanged and
  * validates as valid.
  *
- * A create runs, in the real server's order:
- *   as_strategy_decode_error  (400 BadRequest: a quantity that does not parse)
+ * A create runs, in the real server's order, once decode.h has read the
+ * body by type (400 BadRequest for what does not decode):
  *   as_strategy_create        (defaults, PrepareForCreate, mutating admission)
  *   as_strategy_runtimeclass  (RuntimeClass admission, for pods naming one)
  *   as_strategy_validate      (422 Invalid)
@@ -79,12 +79,16 @@ json_t *as_strategy_validate(const char *group, const char *kind, const json_t *
  * appear once (ErrorList.ToAggregate). Caller frees; NULL when out of memory. */
 char *as_strategy_invalid_message(const char *kind, const char *name, const json_t *causes);
 
-/* What the real server answers with 400 BadRequest before any of the above: a
- * ResourceList value that is not a quantity. Returns NULL when the object
- * decodes, else (caller frees) e.g.
- *   Pod in version "v1" cannot be handled as a Pod: quantities must match the
- *   regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' */
-char *as_strategy_decode_error(const char *group, const char *kind, const json_t *obj);
+/* ServiceAccount admission's change to a pod being created, given its
+ * account `sa` (found by the caller; the plugin refuses the pod when it is
+ * missing): unless the pod or the account turns automounting off, a
+ * projected volume kube-api-access-<suffix> (the token, the kube-root-ca.crt
+ * ConfigMap's ca.crt and the namespace), mounted read-only at
+ * /var/run/secrets/kubernetes.io/serviceaccount in every container and init
+ * container that has nothing mounted there; a volume already named
+ * kube-api-access-* is used instead. The account's imagePullSecrets when
+ * the pod has none. Mirror pods are left alone. */
+void as_strategy_service_account(json_t *pod, const json_t *sa, const char *suffix);
 
 /* RuntimeClass admission (plugin/pkg/admission/runtimeclass) merging the
  * RuntimeClass object into a pod being created: overhead.podFixed becomes

@@ -11,6 +11,7 @@
 
 #include "apiserver/api_internal.h"
 #include "apiserver/table.h"
+#include "apiserver/views.h"
 #include "kube/selector.h"
 
 /* Without timeoutSeconds kube-apiserver ends a watch after
@@ -80,7 +81,25 @@ static void set_out(as_watch *w, char *text, size_t len)
 }
 
 /* One event line; the object is sent as stored, or as a one-row Table. */
+static void emit_object(as_watch *w, const char *type, const as_blob *obj);
+
+/* An object of a view (views.h) is sent in the view's form. */
 static void emit(as_watch *w, const char *type, const as_blob *obj)
+{
+    if (!as_is_view(w->resource)) {
+        emit_object(w, type, obj);
+        return;
+    }
+    as_blob *v = as_view_blob(w->resource, as_blob_ref((as_blob *)obj));
+    if (!v) {
+        w->ended = true;
+        return;
+    }
+    emit_object(w, type, v);
+    as_blob_unref(v);
+}
+
+static void emit_object(as_watch *w, const char *type, const as_blob *obj)
 {
     char *text = NULL;
     size_t len = 0;
@@ -232,7 +251,7 @@ static void next_event(as_watch *w)
              * commit publishes them (store.h) */
             if (e->rv <= w->rv) continue;
             w->rv = e->rv;
-            if (e->resource != w->resource) continue;
+            if (e->resource != as_storage(w->resource)) continue;
             const char *type = visible_type(w, e);
             if (!type) continue;
             as_blob *b = as_blob_ref(e->json);
@@ -307,7 +326,7 @@ void as_watch_free(as_watch *w)
 static void snapshot(as_watch *w, as_store *s)
 {
     const as_object **objs;
-    size_t n = as_store_list(s, w->resource, w->ns[0] ? w->ns : NULL, &objs);
+    size_t n = as_store_list(s, as_storage(w->resource), w->ns[0] ? w->ns : NULL, &objs);
     w->initial = calloc(n ? n : 1, sizeof *w->initial);
     for (size_t i = 0; w->initial && i < n; i++)
         /* listed by namespace already: only the selectors are left */

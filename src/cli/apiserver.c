@@ -1,8 +1,8 @@
 /* gpuop-apiserver: the embedded Kubernetes API server, a helper program of
  * gpuop (as git has git-* helpers). `gpuop cluster serve` runs it. It is a
  * program of its own because it links libmicrohttpd and GnuTLS, whose
- * loading would otherwise cost every gpuop command ~2 ms and ~2.5 MiB
- * (measured: `gpuop containerd merge` went from 1.4 to 3.5 ms). */
+ * loading would otherwise slow every gpuop command's start and raise its
+ * memory (bench/containerd_bench.sh measures the start-up). */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -122,7 +122,12 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     char store_path[PATH_MAX + 16];
     snprintf(store_path, sizeof store_path, "%s/store.db", data);
-    as_api api = {as_store_open(store_path, (size_t)history, &err)};
+    /* ServiceAccount admission needs the controller that makes the default
+     * accounts; the root-CA publisher publishes the certificate kubectl
+     * trusts (the server's own, self-signed). */
+    as_api api = {.store = as_store_open(store_path, (size_t)history, &err),
+                  .admit_service_accounts = !seed.no_controllers,
+                  .root_ca_pem = tls.cert_pem};
     if (!api.store || as_api_bootstrap(&api, &err) != 0 ||
         lab_shape_apply(&api, &seed, &err) != 0) {
         cli_report(&err);

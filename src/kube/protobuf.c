@@ -176,14 +176,54 @@ static const pb_field service_account_fields[] = {
 };
 static const pb_message service_account_kind = MESSAGE(service_account_fields);
 
+/* authorization.k8s.io/v1: what `kubectl auth can-i` sends */
+static const pb_field resource_attributes_fields[] = {
+    {1, "namespace", T_STRING, 0, NULL}, {2, "verb", T_STRING, 0, NULL},
+    {3, "group", T_STRING, 0, NULL},     {4, "version", T_STRING, 0, NULL},
+    {5, "resource", T_STRING, 0, NULL},  {6, "subresource", T_STRING, 0, NULL},
+    {7, "name", T_STRING, 0, NULL},
+};
+static const pb_message resource_attributes = MESSAGE(resource_attributes_fields);
+
+static const pb_field non_resource_attributes_fields[] = {
+    {1, "path", T_STRING, 0, NULL},
+    {2, "verb", T_STRING, 0, NULL},
+};
+static const pb_message non_resource_attributes = MESSAGE(non_resource_attributes_fields);
+
+static const pb_field access_review_spec_fields[] = {
+    {1, "resourceAttributes", T_MESSAGE, 0, &resource_attributes},
+    {2, "nonResourceAttributes", T_MESSAGE, 0, &non_resource_attributes},
+};
+static const pb_message access_review_spec = MESSAGE(access_review_spec_fields);
+
+static const pb_field access_review_fields[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "spec", T_MESSAGE, 0, &access_review_spec},
+};
+static const pb_message access_review_kind = MESSAGE(access_review_fields);
+
+static const pb_field rules_review_spec_fields[] = {
+    {1, "namespace", T_STRING, 0, NULL},
+};
+static const pb_message rules_review_spec = MESSAGE(rules_review_spec_fields);
+
+static const pb_field rules_review_fields[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "spec", T_MESSAGE, 0, &rules_review_spec},
+};
+static const pb_message rules_review_kind = MESSAGE(rules_review_fields);
+
 static const struct {
-    const char *kind;
+    const char *api_version, *kind;
     const pb_message *msg;
 } kinds[] = {
-    {"Namespace", &namespace_kind},
-    {"ConfigMap", &config_map_kind},
-    {"Secret", &secret_kind},
-    {"ServiceAccount", &service_account_kind},
+    {"v1", "Namespace", &namespace_kind},
+    {"v1", "ConfigMap", &config_map_kind},
+    {"v1", "Secret", &secret_kind},
+    {"v1", "ServiceAccount", &service_account_kind},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &access_review_kind},
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &rules_review_kind},
 };
 
 /* ---- reading the wire format ------------------------------------------------ */
@@ -852,7 +892,7 @@ static const pb_message *find_kind(const ctx *c, const json_t *type)
 {
     const json_t *v = json_object_get(type, "apiVersion"), *k = json_object_get(type, "kind");
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (is(v, "v1") && is(k, kinds[i].kind)) return kinds[i].msg;
+        if (is(v, kinds[i].api_version) && is(k, kinds[i].kind)) return kinds[i].msg;
     const char *api_version = json_string_value(v), *kind = json_string_value(k);
     if (is(v, "v1"))
         gp_error_set(c->err, NULL, 0, 0, "protobuf: kind %.*s is not supported; send JSON",

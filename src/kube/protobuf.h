@@ -9,7 +9,9 @@
  * field numbers from k8s.io/api and apimachinery generated.proto (v0.32.0).
  *
  * Kinds: v1 Namespace, ConfigMap, Secret and ServiceAccount, every field of
- * theirs and of ObjectMeta (managedFields included). The JSON follows Go's
+ * theirs and of ObjectMeta (managedFields included); authorization.k8s.io/v1
+ * SelfSubjectAccessReview and SelfSubjectRulesReview (what `kubectl auth
+ * can-i` sends: their specs, not their status). The JSON follows Go's
  * encoding of the same object, with one difference: kubectl writes empty
  * strings, zero generations and empty messages explicitly, and they come out
  * absent rather than as "" / 0 / {} / null. Kept as written: false booleans

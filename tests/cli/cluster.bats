@@ -127,7 +127,7 @@ PY
     start_server
     run k api-versions
     [ "$status" -eq 0 ]
-    [ "$output" = "$(printf 'apps/v1\ncoordination.k8s.io/v1\nevents.k8s.io/v1\nnode.k8s.io/v1\nv1')" ]
+    [ "$output" = "$(printf 'apps/v1\nauthorization.k8s.io/v1\ncoordination.k8s.io/v1\nevents.k8s.io/v1\nnode.k8s.io/v1\nv1')" ]
     run k api-resources --no-headers
     [ "$status" -eq 0 ]
     row() { printf '%s\n' "$output" | awk -v n="$1" -v g="$2" '$1 == n && $0 ~ g'; }

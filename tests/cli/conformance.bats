@@ -534,3 +534,304 @@ PY
     [ "$output" = "No resources found in rc-bounds namespace." ]
     k delete runtimeclass wide >/dev/null
 }
+
+# ---- decoding: the Go types of the served kinds (issue 15) --------------------
+
+# An HTTP request with the server's token, by Python: METHOD PATH
+# CONTENT-TYPE BODY-FILE (or -); prints the status, the Warning headers and
+# the body, a line each.
+raw() {
+    python3 - "$KC" "$DATA/token" "$@" <<'PY'
+import json, ssl, sys, urllib.request
+cfg = json.load(open(sys.argv[1]))
+token = open(sys.argv[2]).read().strip()
+method, path, ctype, body = sys.argv[3:7]
+data = None if body == "-" else open(body, "rb").read()
+req = urllib.request.Request(cfg["clusters"][0]["cluster"]["server"] + path, data=data,
+                             method=method)
+req.add_header("Authorization", "Bearer " + token)
+if ctype != "-":
+    req.add_header("Content-Type", ctype)
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+try:
+    r = urllib.request.urlopen(req, context=ctx, timeout=10)
+except urllib.error.HTTPError as e:
+    r = e
+print(r.status)
+for w in r.headers.get_all("Warning") or []:
+    print("Warning:", w)
+print(r.read().decode())
+PY
+}
+
+@test "decoding: a value of the wrong type is kube-apiserver's 400, nothing is stored" {
+    k create namespace dec-types >/dev/null
+    # kubectl apply reads metadata itself, so these go as they are
+    echo '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad","labels":[1]}}' >"$CTMP/labels.json"
+    run k create --raw /api/v1/namespaces/dec-types/configmaps -f "$CTMP/labels.json"
+    [ "$status" -eq 1 ]
+    [ "$output" = 'Error from server (BadRequest): ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string' ]
+    echo '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bad","finalizers":"x"}}' >"$CTMP/fin.json"
+    run k create --raw /api/v1/namespaces/dec-types/configmaps -f "$CTMP/fin.json"
+    [ "$output" = 'Error from server (BadRequest): ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ObjectMeta.metadata.finalizers of type []string' ]
+    run k apply -f - <<'EOF2'
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: dec-types}
+spec:
+  containers: [{name: c, image: busybox, ports: [{containerPort: "80"}]}]
+EOF2
+    [ "$output" = 'Error from server (BadRequest): error when creating "STDIN": Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32' ]
+    run k get cm,pods -n dec-types -o name
+    [ -z "$output" ]
+}
+
+@test "fieldValidation: Strict refuses unknown fields, Warn warns, Ignore stores quietly" {
+    k create namespace dec-strict >/dev/null
+    cat >"$CTMP/typo.yaml" <<'EOF2'
+apiVersion: v1
+kind: Pod
+metadata: {name: typo, namespace: dec-strict}
+spec:
+  runtimeclassName: nvidia
+  containers: [{name: c, image: busybox, imagePullPolicyy: Always}]
+EOF2
+    run k apply -f "$CTMP/typo.yaml"
+    [ "$status" -eq 1 ]
+    [ "$output" = "Error from server (BadRequest): error when creating \"$CTMP/typo.yaml\": Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field \"spec.containers[0].imagePullPolicyy\", unknown field \"spec.runtimeclassName\"" ]
+    run k apply --validate=warn -f "$CTMP/typo.yaml"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'Warning: unknown field "spec.runtimeclassName"'* ]]
+    [[ "$output" == *'Warning: unknown field "spec.containers[0].imagePullPolicyy"'* ]]
+    [[ "$output" == *"pod/typo created"* ]]
+    # the unknown fields are dropped, not stored
+    run k get pod typo -n dec-strict -o jsonpath='{.spec.runtimeclassName}{.spec.containers[0].imagePullPolicyy}'
+    [ -z "$output" ]
+    sed 's/name: typo/name: typo2/' "$CTMP/typo.yaml" >"$CTMP/typo2.yaml"
+    run --separate-stderr k apply --validate=false -f "$CTMP/typo2.yaml"
+    [ "$status" -eq 0 ]
+    [ "$output" = "pod/typo2 created" ]
+    [ -z "$stderr" ]
+    # a value that is not a directive is refused before anything
+    echo '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}' >"$CTMP/cm.json"
+    run raw POST "/api/v1/namespaces/dec-strict/configmaps?fieldValidation=Loose" application/json "$CTMP/cm.json"
+    [ "${lines[0]}" = 422 ]
+    [[ "$output" == *'"message":"CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""'* ]]
+}
+
+@test "fieldValidation: a duplicate field warns without the parameter (kube's default is Warn)" {
+    k create namespace dec-dup >/dev/null
+    printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","name":"b"},"data":{"k":"1","k":"2"}}' >"$CTMP/dup.json"
+    run raw POST /api/v1/namespaces/dec-dup/configmaps application/json "$CTMP/dup.json"
+    [ "${lines[0]}" = 201 ]
+    [ "${lines[1]}" = 'Warning: 299 - "duplicate field \"metadata.name\""' ]
+    [ "${lines[2]}" = 'Warning: 299 - "duplicate field \"data.k\""' ]
+    # the last one wins, as in encoding/json
+    run k get cm b -n dec-dup -o jsonpath='{.data.k}'
+    [ "$output" = 2 ]
+    run raw POST "/api/v1/namespaces/dec-dup/configmaps?fieldValidation=Strict" application/json "$CTMP/dup.json"
+    [ "${lines[0]}" = 400 ]
+    [[ "$output" == *'cannot be handled as a ConfigMap: strict decoding error: duplicate field \"metadata.name\", duplicate field \"data.k\""'* ]]
+}
+
+@test "patches are checked as kube's patcher checks them (422 patch: Invalid value)" {
+    k create namespace dec-patch >/dev/null
+    k create configmap c -n dec-patch --from-literal=a=1 >/dev/null
+    # kubectl patch sends no fieldValidation: the server's default, Warn
+    run k patch cm c -n dec-patch -p '{"bogus":1}'
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf 'Warning: unknown field "bogus"\nconfigmap/c patched (no change)')" ]
+    echo '{"bogus":1}' >"$CTMP/bogus.json"
+    run raw PATCH '/api/v1/namespaces/dec-patch/configmaps/c?fieldValidation=Strict' application/strategic-merge-patch+json "$CTMP/bogus.json"
+    [ "${lines[0]}" = 422 ]
+    [[ "$output" == *'"message":" \"\" is invalid: patch: Invalid value: \"map[bogus:1]\": strict decoding error: unknown field \"bogus\""'* ]]
+    run k patch cm c -n dec-patch -p '{"data":{"a":5}}'
+    [ "$status" -eq 1 ]
+    [ "$output" = 'The request is invalid: patch: Invalid value: "map[data:map[a:5]]": cannot convert int64 to string' ]
+    run k patch cm c -n dec-patch --type=merge -p '{"data":{"a":5}}'
+    [ "$status" -eq 1 ]
+    [[ "$output" == 'The request is invalid: patch: Invalid value: "{\"apiVersion\":\"v1\",\"data\":{\"a\":5},'*'": json: cannot unmarshal number into Go struct field ConfigMap.data of type string' ]]
+    run k get cm c -n dec-patch -o jsonpath='{.data.a}'
+    [ "$output" = 1 ]
+}
+
+@test "application/yaml bodies are read as kube-apiserver reads them" {
+    k create namespace dec-yaml >/dev/null
+    printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  on: "yes"\n' >"$CTMP/cm.yaml"
+    run raw POST /api/v1/namespaces/dec-yaml/configmaps application/yaml "$CTMP/cm.yaml"
+    [ "${lines[0]}" = 201 ]
+    run k get cm from-yaml -n dec-yaml -o jsonpath='{.data}'
+    [ "$output" = '{"true":"yes"}' ]
+    printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad-yaml}\ndata: {a: 1}\n' >"$CTMP/bad.yaml"
+    run raw POST /api/v1/namespaces/dec-yaml/configmaps application/yaml "$CTMP/bad.yaml"
+    [ "${lines[0]}" = 400 ]
+    [[ "$output" == *'json: cannot unmarshal number into Go struct field ConfigMap.data of type string'* ]]
+}
+
+@test "dryRun: from the query and from DeleteOptions, nothing is written" {
+    k create namespace dry >/dev/null
+    run k create configmap c -n dry --from-literal=a=1 --dry-run=server
+    [ "$output" = "configmap/c created (server dry run)" ]
+    run k get cm -n dry -o name
+    [ -z "$output" ]
+    k create configmap c -n dry --from-literal=a=1 >/dev/null
+    run k delete cm c -n dry --dry-run=server
+    [ "$output" = 'configmap "c" deleted (server dry run)' ]
+    run k get cm c -n dry -o name
+    [ "$output" = "configmap/c" ]
+    echo '{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}' >"$CTMP/opts.json"
+    run raw DELETE /api/v1/namespaces/dry/configmaps/c application/json "$CTMP/opts.json"
+    [ "${lines[0]}" = 200 ]
+    run k get cm c -n dry -o name
+    [ "$output" = "configmap/c" ]
+}
+
+@test "admission in kube-apiserver's order: a missing namespace before a missing RuntimeClass" {
+    run k apply -f - <<'EOF2'
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ghost}
+spec:
+  runtimeClassName: nope
+  containers: [{name: c, image: busybox}]
+EOF2
+    [ "$output" = 'Error from server (NotFound): error when creating "STDIN": namespaces "ghost" not found' ]
+}
+
+@test "events.k8s.io/v1 is a second view of the core events, both ways" {
+    k create namespace ev-view >/dev/null
+    cat >"$CTMP/core-ev.yaml" <<'EOF2'
+apiVersion: v1
+kind: Event
+metadata: {name: core1, namespace: ev-view}
+involvedObject: {kind: Pod, name: p1, namespace: ev-view}
+reason: Testing
+message: written as core
+type: Normal
+source: {component: bats}
+firstTimestamp: "2025-01-01T00:00:00Z"
+lastTimestamp: "2025-01-01T00:00:00Z"
+count: 2
+EOF2
+    cat >"$CTMP/v1-ev.yaml" <<'EOF2'
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: new1, namespace: ev-view}
+eventTime: "2025-01-01T00:00:09.000000Z"
+reportingController: bats
+reportingInstance: bats-1
+action: Testing
+reason: Later
+regarding: {kind: Pod, name: p1, namespace: ev-view}
+note: written as events.k8s.io
+type: Warning
+EOF2
+    k create -f "$CTMP/core-ev.yaml" >/dev/null
+    k create -f "$CTMP/v1-ev.yaml" >/dev/null
+    run k get events.events.k8s.io core1 -n ev-view -o jsonpath='{.note}|{.regarding.name}|{.deprecatedCount}|{.deprecatedSource.component}'
+    [ "$output" = "written as core|p1|2|bats" ]
+    run k get events new1 -n ev-view -o jsonpath='{.message}|{.involvedObject.name}|{.reportingComponent}|{.eventTime}'
+    [ "$output" = "written as events.k8s.io|p1|bats|2025-01-01T00:00:09.000000Z" ]
+    run k get events.events.k8s.io -n ev-view -o name
+    [ "${#lines[@]}" -eq 2 ]
+    k delete events.events.k8s.io core1 -n ev-view >/dev/null
+    run k get events -n ev-view -o name
+    [ "$output" = "event/new1" ]
+}
+
+@test "a Table with includeObject=Object carries the objects: get --sort-by works" {
+    k create namespace sort-lab >/dev/null
+    for e in late:2025-01-01T00:00:09Z early:2025-01-01T00:00:01Z; do
+        k create -f - >/dev/null <<EOF2
+apiVersion: v1
+kind: Event
+metadata: {name: ${e%%:*}, namespace: sort-lab}
+involvedObject: {kind: Pod, name: ${e%%:*}, namespace: sort-lab}
+reason: R
+message: m
+type: Normal
+lastTimestamp: "${e#*:}"
+EOF2
+    done
+    run k get events -n sort-lab --sort-by=.lastTimestamp -o custom-columns=NAME:.metadata.name --no-headers
+    [ "$output" = "$(printf 'early\nlate')" ]
+    run k get events -n sort-lab --sort-by=.lastTimestamp
+    [ "${#lines[@]}" -eq 3 ]
+    [[ "${lines[1]}" == *"pod/early"* ]]
+}
+
+@test "deletecollection deletes what the selector picks and answers the list" {
+    k create namespace dc-lab >/dev/null
+    for n in a b c; do k create configmap "$n" -n dc-lab >/dev/null; done
+    k label cm a b -n dc-lab sweep=yes >/dev/null
+    run raw DELETE '/api/v1/namespaces/dc-lab/configmaps?labelSelector=sweep%3Dyes' - -
+    [ "${lines[0]}" = 200 ]
+    [ "$(echo "${lines[1]}" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["kind"], sorted(i["metadata"]["name"] for i in d["items"]))')" = "ConfigMapList ['a', 'b']" ]
+    run k get cm -n dc-lab -o name
+    [ "$output" = "configmap/c" ]
+    # namespaces do not list deletecollection in discovery, and do not have it
+    run raw DELETE /api/v1/namespaces - -
+    [ "${lines[0]}" = 405 ]
+}
+
+@test "kubectl create -f and apply -f of a List" {
+    k create namespace list-lab >/dev/null
+    printf '{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"l1","namespace":"list-lab"}},{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"l2","namespace":"list-lab"}}]}' >"$CTMP/list.json"
+    run k create -f "$CTMP/list.json"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf 'configmap/l1 created\nconfigmap/l2 created')" ]
+    # an item's typo is still the server's to refuse, item by item
+    printf '{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"l3","namespace":"list-lab"},"bogus":1}]}' >"$CTMP/list-typo.json"
+    run k apply -f "$CTMP/list-typo.json"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"'* ]]
+    k get cm l1 l2 -n list-lab -o yaml >"$CTMP/list.yaml"
+    run k apply -f "$CTMP/list.yaml"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"configmap/l1 configured"* ]]
+    [[ "$output" == *"configmap/l2 configured"* ]]
+}
+
+@test "kubectl auth can-i: yes for the admin, and its rules" {
+    run k auth can-i create pods
+    [ "$output" = yes ]
+    run k auth can-i delete nodes --all-namespaces
+    [ "$output" = yes ]
+    run k auth can-i --list
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "Resources"*"Non-Resource URLs"*"Resource Names"*"Verbs"* ]]
+    [[ "$output" == *"*.*"*"[*]"* ]]
+}
+
+@test "logs, exec, attach and port-forward of a pod without a node answer as kube-apiserver" {
+    k create namespace conn-lab >/dev/null
+    k apply -f - >/dev/null <<'EOF2'
+apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: conn-lab}
+spec:
+  containers: [{name: c, image: busybox}, {name: d, image: busybox}]
+EOF2
+    run --separate-stderr k logs p1 -n conn-lab -c c
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    run k logs p1 -n conn-lab -c nope
+    [ "$output" = "error: container nope is not valid for pod p1" ] ||
+        [ "$output" = "Error from server (BadRequest): container nope is not valid for pod p1" ]
+    run k exec p1 -n conn-lab -c c -- true
+    [ "$status" -eq 1 ]
+    [ "$output" = "Error from server (BadRequest): pod p1 does not have a host assigned" ]
+    run raw GET /api/v1/namespaces/conn-lab/pods/p1/log - -
+    [ "${lines[0]}" = 400 ]
+    [[ "$output" == *'"message":"a container name must be specified for pod p1, choose one of: [c d]"'* ]]
+    run raw POST '/api/v1/namespaces/conn-lab/pods/p1/attach?container=d' - -
+    [ "${lines[0]}" = 400 ]
+    [[ "$output" == *'"message":"pod p1 does not have a host assigned"'* ]]
+    run raw POST /api/v1/namespaces/conn-lab/pods/p1/portforward - -
+    [ "${lines[0]}" = 400 ]
+    run raw GET /api/v1/namespaces/conn-lab/pods/nope/log - -
+    [ "${lines[0]}" = 404 ]
+    [[ "$output" == *'"message":"pods \"nope\" not found"'* ]]
+}

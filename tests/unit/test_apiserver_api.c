@@ -412,7 +412,7 @@ static void a_watch_from_a_list_skips_what_the_list_showed(void **state)
     char path[] = "/tmp/gpuop-api-XXXXXX";
     store_file_new(path);
     gp_error err = {0};
-    as_api api = {as_store_open(path, 32, &err)};
+    as_api api = {.store = as_store_open(path, 32, &err)};
     assert_non_null(api.store);
     assert_int_equal(as_api_bootstrap(&api, &err), 0);
     answer early = call_as(&api, "POST", CMS, NULL, NULL, CM("early", ""), true);

@@ -167,7 +167,7 @@ static void what_a_worker_reports_is_what_was_committed(void **state)
     char path[] = "/tmp/gpuop-wq-XXXXXX";
     store_file_new(path);
     gp_error err = {0};
-    as_api api = {as_store_open(path, 0, &err)};
+    as_api api = {.store = as_store_open(path, 0, &err)};
     assert_non_null(api.store);
     assert_int_equal(as_api_bootstrap(&api, &err), 0);
     store_file_sql(path, "CREATE TRIGGER boom BEFORE INSERT ON objects WHEN NEW.key = "

@@ -1,0 +1,32 @@
+/* What every namespace of a cluster gets from kube-controller-manager: the
+ * `default` ServiceAccount (the serviceaccount controller,
+ * pkg/controller/serviceaccount) and the `kube-root-ca.crt` ConfigMap with
+ * the cluster's CA (the root-CA publisher,
+ * pkg/controller/certificates/rootcacertpublisher). */
+#ifndef GPUOP_CONTROLLERS_NAMESPACE_DEFAULTS_H
+#define GPUOP_CONTROLLERS_NAMESPACE_DEFAULTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "apiserver/routes.h"
+
+/* The decision for one namespace `ns`, given its `default` ServiceAccount
+ * and its kube-root-ca.crt ConfigMap as stored (NULL: missing): nothing for
+ * a namespace being deleted; else the account when want_account and it is
+ * missing, and the ConfigMap {ca.crt: ca_pem} when ca_pem is set and the
+ * ConfigMap is missing (a POST) or holds another ca.crt (a merge patch that
+ * puts it back, as the publisher does). A new array of writes,
+ * {"method", "path", "contentType" (absent: JSON), "body"}; NULL when out
+ * of memory. */
+json_t *ctl_namespace_defaults_plan(const json_t *ns, const json_t *account,
+                                    const json_t *configmap, const char *ca_pem, bool want_account);
+
+/* Each pass: for every namespace of `namespaces`, the plan above, with the
+ * account only when the API server admits service accounts and the CA the
+ * server's. The two objects are looked up in the store (two lookups a
+ * namespace); the writes, a handful a namespace once in its life, go at once
+ * through the in-process client. Returns how many were made. */
+int ctl_namespace_defaults(as_api *api, const json_t *namespaces);
+
+#endif
