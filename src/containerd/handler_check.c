@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/i18n.h"
 #include "util/spawn.h"
 
 #define DUMP_TIMEOUT_MS (20 * 1000)
@@ -146,9 +147,9 @@ static void restart_files(const char *config, cd_names *files, cd_check_result *
     gp_error err = {0};
     if (cd_config_files(config, files, &err) == 0 && files->n) return;
     snprintf(r->restart_note, sizeof r->restart_note,
-             "could not resolve the imports of %s (%s), so compared with "
-             "/etc/containerd/config.toml and /etc/containerd/conf.d/*.toml",
-             config, err.text[0] ? err.text : "file not found");
+             _("could not resolve the imports of %s (%s), so compared with "
+               "/etc/containerd/config.toml and /etc/containerd/conf.d/*.toml"),
+             config, err.text[0] ? err.text : _("file not found"));
     cd_default_config_files(files);
 }
 
@@ -160,7 +161,7 @@ static void check_restart(cd_check_result *r)
     r->restart_pending = -1;
     if (cd_daemon_find(r->address, &proc, &err) != 0) {
         snprintf(r->restart_note, sizeof r->restart_note,
-                 "no containerd process serving %s is visible here", r->address);
+                 _("no containerd process serving %s is visible here"), r->address);
         return;
     }
     r->daemon_pid = proc.pid;
@@ -169,7 +170,7 @@ static void check_restart(cd_check_result *r)
     restart_files(proc.config, &files, r);
     const char *newest = NULL;
     if (cd_newest_mtime(&files, &r->newest_mtime, &newest) != 0) {
-        snprintf(r->restart_note, sizeof r->restart_note, "cannot read %s", proc.config);
+        snprintf(r->restart_note, sizeof r->restart_note, _("cannot read %s"), proc.config);
     } else {
         snprintf(r->newest_file, sizeof r->newest_file, "%s", newest);
         /* A process start is known to 1/100 s (clock ticks after boot). */
