@@ -1,7 +1,7 @@
 # A thin wrapper over CMake. The two commands a new user types:
 #   make run    install what is missing (the build group only), build, run the lab
 #   make test   install what is missing, build, run every test (also under ASan+UBSan)
-.PHONY: all build deps run test test-asan test-tsan test-valgrind bench fuzz install format clean
+.PHONY: all build deps run test test-asan test-tsan test-valgrind bench fuzz install format format-check clean
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -74,6 +74,12 @@ install: build
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
+
+# What CI checks: every C and C++ file as the project's .clang-format has it.
+format-check:
+	@scripts/setup-deps.sh format
+	@clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cpp') && \
+	    echo "format-check: $$(git ls-files '*.c' '*.h' '*.cpp' | wc -l) files as .clang-format has them"
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

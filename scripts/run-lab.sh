@@ -5,6 +5,19 @@
 #   scripts/run-lab.sh [GPUOP]      GPUOP_LAB_ROOT=DIR chooses the workspace
 set -euo pipefail
 gpuop=${1:-build/gpuop}
+# The lab's default workspace is ~/gpuop, which is also where many would
+# clone gpuop itself: the lab refuses a folder it did not make, so make run
+# would stop there. A source tree at (or under) ~/gpuop gets ~/gpuop-lab.
+if [ -z "${GPUOP_LAB_ROOT:-}" ] && [ -n "${HOME:-}" ] && [ -d "$HOME/gpuop" ]; then
+    here=$(pwd -P)
+    default=$(cd "$HOME/gpuop" && pwd -P)
+    case $here/ in
+    "$default"/*)
+        GPUOP_LAB_ROOT=$HOME/gpuop-lab
+        echo "make run: $HOME/gpuop holds gpuop's source; the lab's workspace is $GPUOP_LAB_ROOT"
+        ;;
+    esac
+fi
 args=()
 [ -n "${GPUOP_LAB_ROOT:-}" ] && args=(--root "$GPUOP_LAB_ROOT")
 

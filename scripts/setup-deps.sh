@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gpuop needs, skipping those already present.
 #
-#   scripts/setup-deps.sh [GROUP...]     groups: build test bench fuzz fresh (default: build)
+#   scripts/setup-deps.sh [GROUP...]     groups: build test bench fuzz fresh format (default: build)
 #   scripts/setup-deps.sh --list GROUP   print the group's packages, one a line
 #
 # build is all that `make run` needs; test, bench and fuzz are what `make test`,
@@ -19,6 +19,7 @@ declare -A group_packages=(
     [bench]="g++ libtomlplusplus-dev python3 containerd"
     [fuzz]="clang libclang-rt-14-dev"
     [fresh]="debootstrap debian-archive-keyring"
+    [format]="clang-format"
 )
 
 if [ "${1:-}" = "--list" ]; then

@@ -159,7 +159,7 @@ static void *checkpoint_loop(void *arg)
  * checkpointer's PASSIVE copies most of it meanwhile, off the write path,
  * but cannot bound it: SQLite rewinds the log only for a writer that begins
  * after a checkpoint caught up with it, which never happens while writes
- * keep coming (the log reached 435 MB in a minute). One checkpoint runs at
+ * keep coming (the log grew by hundreds of megabytes a minute). One checkpoint runs at
  * a time (SQLite would answer the second one busy, at once): this one waits
  * for the checkpointer's to end. */
 static int wal_committed(void *arg, sqlite3 *db, const char *name, int frames)

@@ -1,8 +1,8 @@
 /* gpuop-apiserver: the embedded Kubernetes API server, a helper program of
  * gpuop (as git has git-* helpers). `gpuop cluster serve` runs it. It is a
  * program of its own because it links libmicrohttpd and GnuTLS, whose
- * loading would otherwise cost every gpuop command ~2 ms and ~2.5 MiB
- * (measured: `gpuop containerd merge` went from 1.4 to 3.5 ms). */
+ * loading would otherwise slow every gpuop command's start and raise its
+ * memory (bench/containerd_bench.sh measures the start-up). */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>

@@ -10,13 +10,14 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/msg.h"
 
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     fputs("gpuop: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    gp_msg_vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
 }

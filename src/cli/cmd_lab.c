@@ -33,6 +33,7 @@
 #include "lab/workspace.h"
 #include "util/file.h"
 #include "util/json_out.h"
+#include "util/msg.h"
 
 #define CLUSTER_STATE ".gpuop-lab-cluster.json"
 
@@ -58,7 +59,9 @@ static void lab_usage(FILE *out)
             "       gpuop lab check [N] [-o text|json|junit]\n"
             "       gpuop lab solve [N]\n"
             "       gpuop lab status | reset | down\n"
-            "Every verb takes --root DIR (default ~/gpuop, /root/gpuop for root).\n"
+            "Every verb takes --root DIR, the workspace (default $HOME/gpuop): a\n"
+            "directory the lab made, or a new or empty one for init; never /, a\n"
+            "home directory itself or a system directory.\n"
             "\n"
             "  init    create the workspace: etc/containerd, bin, k8s, out and the\n"
             "          incident's evidence (evidence/containerd-config-dump.toml).\n"
@@ -68,9 +71,11 @@ static void lab_usage(FILE *out)
             "          ~/.local/share/gpuop/cluster) and make kubectl use it; or,\n"
             "          with --kubeconfig/--context, add the lab's three fake nodes\n"
             "          (kwok) to that cluster, touching no other node.\n"
-            "  steps   print the task of step N, or of every step.\n"
+            "  steps   print the task of step N (1-8), or of every step, with the\n"
+            "          format each answer file has.\n"
             "  check   grade step N, or every step: what was expected, what was\n"
-            "          found and where, with a hint.\n"
+            "          found and where, with a hint. The check script of step 4\n"
+            "          runs with a time limit, and nothing it starts outlives it.\n"
             "  solve   bring the lab to the end of step N (default 8) from any\n"
             "          state, using gpuop's own field tools for the answers.\n"
             "  status  the workspace, the cluster and which steps pass.\n"
@@ -80,21 +85,31 @@ static void lab_usage(FILE *out)
             "  down    stop the embedded cluster, or remove the lab's nodes and\n"
             "          objects from the cluster it was added to.\n"
             "\n"
-            "Exit status: 0 passes (or done), 1 a check fails, 2 cannot tell\n"
-            "(no workspace, cluster unreachable, usage error).\n"),
+            "Exit status: 0 passes (or done), 1 a check fails (check, status),\n"
+            "2 cannot tell (no workspace, cluster unreachable or stopped, usage\n"
+            "error).\n"),
           out);
     cli_kube_options_help(out);
 }
 
 /* ---- arguments ----------------------------------------------------------- */
 
+/* A step number: 0 when it is one, 1 when `s` is not a number, -1 when
+ * it is a number outside 1..LAB_STEPS. */
 static int parse_step(const char *s, int *step)
 {
+    if (!*s || strspn(s, "0123456789") != strlen(s)) return 1;
     char *end;
     long n = strtol(s, &end, 10);
-    if (*end || n < 1 || n > LAB_STEPS) return -1;
+    if (n < 1 || n > LAB_STEPS) return -1;
     *step = (int)n;
     return 0;
+}
+
+/* The verbs that may make the workspace. */
+static bool creates_root(const char *verb)
+{
+    return strcmp(verb, "init") == 0 || strcmp(verb, "up") == 0;
 }
 
 static int parse_args(int argc, char **argv, lab_args *a)
@@ -136,24 +151,28 @@ static int parse_args(int argc, char **argv, lab_args *a)
             else
                 return cli_usage_error("lab", _("unknown output format '%s' (text, json or junit)"),
                                        o);
-        } else if (arg[0] != '-' && a->step == 0 && parse_step(arg, &a->step) == 0) {
-            continue;
+        } else if (arg[0] != '-' && a->step == 0 && parse_step(arg, &a->step) <= 0) {
+            if (a->step == 0)
+                return cli_usage_error("lab", _("there is no step %s: the steps are 1-%d"), arg,
+                                       LAB_STEPS);
         } else {
             return cli_usage_error("lab", _("unexpected argument '%s'"), arg);
         }
     }
-    if (root) {
-        if (!*root) return cli_usage_error("lab", _("--root needs a directory"));
-        a->root = strdup(root);
-        /* "ws/" and "ws" are one workspace (reset renames it) */
-        for (size_t n = strlen(a->root); n > 1 && a->root[n - 1] == '/'; n--)
-            a->root[n - 1] = '\0';
-    } else {
-        a->root = lab_default_root();
-        if (!a->root) {
-            cli_error(_("no workspace: HOME is not set; give --root DIR"));
-            return EXIT_CANNOT_TELL;
-        }
+    if (root && !*root) return cli_usage_error("lab", _("--root needs a directory"));
+    char *given = root ? strdup(root) : lab_default_root();
+    if (!given) {
+        cli_error(_("no workspace: HOME is not set; give --root DIR"));
+        return EXIT_CANNOT_TELL;
+    }
+    /* The real path from here on: "ws/", "ws" and a link to it are one
+     * workspace, and what is checked is what is written. */
+    gp_error err = {0};
+    int rc = lab_root_check(given, creates_root(a->verb), &a->root, &err);
+    free(given);
+    if (rc != 0) {
+        cli_report(&err);
+        return EXIT_CANNOT_TELL;
     }
     return 0;
 }
@@ -187,13 +206,25 @@ static json_t *load_cluster_state(const char *root)
 
 static int save_cluster_state(const char *root, json_t *state)
 {
-    char *path = state_path(root);
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = json_dump_file(state, tmp, JSON_INDENT(2)) == 0 && rename(tmp, path) == 0 ? 0 : -1;
-    if (rc != 0) cli_error(_("cannot write %s: %s"), path, strerror(errno));
-    free(path);
+    char *text = json_dumps(state, JSON_INDENT(2));
+    gp_error err = {0};
+    int rc = text ? lab_ws_write(root, CLUSTER_STATE, text, strlen(text), 0644, &err) : -1;
+    if (rc != 0) cli_report(&err);
+    free(text);
     return rc;
+}
+
+static void forget_cluster_state(const char *root)
+{
+    gp_error err = {0};
+    if (lab_ws_remove(root, CLUSTER_STATE, &err) != 0) cli_report(&err);
+}
+
+/* `lab down` keeps the record, marked: status then says stopped, and
+ * every verb that needs the cluster says how to start it again. */
+static bool cluster_stopped(const json_t *state)
+{
+    return json_is_true(json_object_get(state, "stopped"));
 }
 
 /* The embedded cluster's data directory: --data, else cluster's default. */
@@ -215,6 +246,13 @@ static int lab_connect(const lab_args *a, kc_client **c)
     kc_options o = a->kube;
     char kubeconfig[PATH_MAX];
     json_t *state = load_cluster_state(a->root);
+    if (!a->external && cluster_stopped(state)) {
+        cli_error(_("the lab's cluster for %s is stopped ('gpuop lab down'); 'gpuop lab up' "
+                    "starts it again"),
+                  a->root);
+        json_decref(state);
+        return EXIT_CANNOT_TELL;
+    }
     if (!a->external && state) {
         const char *mode = json_string_value(json_object_get(state, "mode"));
         const char *data = json_string_value(json_object_get(state, "data"));
@@ -277,7 +315,12 @@ static int lab_init(lab_args *a)
     lab_params p, existing;
     gp_error err = {0};
     lab_params_for_seed(a->has_seed ? a->seed : 0, &p);
-    if (lab_params_load(a->root, &existing, &err) == 0) {
+    bool reused = lab_workspace_exists(a->root);
+    if (reused && lab_params_load(a->root, &existing, &err) != 0) {
+        cli_report(&err);
+        return EXIT_CANNOT_TELL;
+    }
+    if (reused) {
         if (a->has_seed && existing.seed != p.seed) {
             cli_error(_("%s is a lab with seed %llu; 'gpuop lab reset' keeps it, or choose "
                         "another --root for seed %llu"),
@@ -290,8 +333,15 @@ static int lab_init(lab_args *a)
         cli_report(&err);
         return EXIT_CANNOT_TELL;
     }
-    printf(_("Workspace ready: %s (seed %llu)\n"), a->root, (unsigned long long)p.seed);
-    printf(_("Next: 'gpuop lab up', then 'gpuop lab steps'.\n"));
+    if (reused)
+        gp_msg_fprintf(stdout,
+                       _("Reused the workspace %s (seed %llu): the files already there are kept, "
+                         "what was missing is back.\n"),
+                       a->root, (unsigned long long)p.seed);
+    else
+        gp_msg_fprintf(stdout, _("New workspace: %s (seed %llu)\n"), a->root,
+                       (unsigned long long)p.seed);
+    gp_msg_fprintf(stdout, "%s", _("Next: 'gpuop lab up', then 'gpuop lab steps'.\n"));
     return EXIT_HOLDS;
 }
 
@@ -351,13 +401,12 @@ static int lab_up(lab_args *a)
     rc = prepare_nodes(a, &p);
     if (rc != EXIT_HOLDS) {
         /* a cluster the lab could not take is not this workspace's */
-        char *path = state_path(a->root);
-        unlink(path);
-        free(path);
+        forget_cluster_state(a->root);
         return rc;
     }
-    printf(_("The lab's cluster is up: nodes lab-node-0..2, namespace gpu-operator.\n"
-             "Try 'kubectl get nodes', then 'gpuop lab steps'.\n"));
+    gp_msg_fprintf(stdout, "%s",
+                   _("The lab's cluster is up: nodes lab-node-0..2, namespace gpu-operator.\n"
+                     "Try 'kubectl get nodes', then 'gpuop lab steps'.\n"));
     fflush(stdout);
     warn_about_kubectl();
     return EXIT_HOLDS;
@@ -371,7 +420,7 @@ static int lab_steps(lab_args *a)
     for (int s = 1; s <= LAB_STEPS; s++) {
         if (a->step && s != a->step) continue;
         char *text = lab_step_text(s, &p, a->root);
-        printf(_("Step %d: %s\n"), s, _(lab_step_title(s)));
+        gp_msg_fprintf(stdout, _("Step %d: %s\n"), s, _(lab_step_title(s)));
         fputs(text ? text : "", stdout);
         if (s < LAB_STEPS && !a->step) putchar('\n');
         free(text);
@@ -464,20 +513,22 @@ static void print_text(const json_t *steps)
     {
         const json_t *conds = json_object_get(step, "conditions");
         bool passed = json_is_true(json_object_get(step, "passed"));
-        printf(_("Step %d: %s"), (int)json_integer_value(json_object_get(step, "step")),
-               _(sget(step, "title")));
+        gp_msg_fprintf(stdout, _("Step %d: %s"),
+                       (int)json_integer_value(json_object_get(step, "step")), sget(step, "title"));
         printf("  %s%s%s (%zu/%zu)\n", passed ? ok : bad, passed ? _("PASS") : _("FAIL"), off,
                passed_count(conds), json_array_size(conds));
         json_array_foreach(conds, j, c)
         {
             if (json_is_true(json_object_get(c, "passed"))) continue;
             printf("  %s\u2717%s %s  %s\n", bad, off, sget(c, "code"), sget(c, "where"));
-            printf(_("      expected: %s\n"), sget(c, "expected"));
-            printf(_("      found:    %s\n"), sget(c, "observed"));
-            if (*sget(c, "hint")) printf(_("      hint:     %s\n"), _(sget(c, "hint")));
+            gp_msg_fprintf(stdout, _("      expected: %s\n"), sget(c, "expected"));
+            gp_msg_fprintf(stdout, _("      found:    %s\n"), sget(c, "observed"));
+            if (*sget(c, "hint"))
+                gp_msg_fprintf(stdout, _("      hint:     %s\n"), sget(c, "hint"));
         }
     }
-    printf(_("Result: %zu/%zu steps passed\n"), passed_count(steps), json_array_size(steps));
+    gp_msg_fprintf(stdout, _("Result: %zu/%zu steps passed\n"), passed_count(steps),
+                   json_array_size(steps));
 }
 
 static void xml_text(const char *s)
@@ -521,7 +572,7 @@ static void print_junit(const json_t *steps)
         const json_t *conds = json_object_get(step, "conditions");
         int n = (int)json_integer_value(json_object_get(step, "step"));
         printf("  <testsuite name=\"step%d: ", n);
-        xml_text(_(sget(step, "title")));
+        xml_text(sget(step, "title"));
         printf("\" tests=\"%zu\" failures=\"%zu\">\n", json_array_size(conds),
                json_array_size(conds) - passed_count(conds));
         json_array_foreach(conds, j, c)
@@ -536,8 +587,8 @@ static void print_junit(const json_t *steps)
             xml_text(sget(c, "where"));
             printf("\">");
             char line[4096];
-            snprintf(line, sizeof line, _("expected: %s; found: %s; hint: %s"), sget(c, "expected"),
-                     sget(c, "observed"), _(sget(c, "hint")));
+            gp_msg_snprintf(line, sizeof line, _("expected: %s; found: %s; hint: %s"),
+                            sget(c, "expected"), sget(c, "observed"), sget(c, "hint"));
             xml_text(line);
             printf("</failure>\n    </testcase>\n");
         }
@@ -599,7 +650,7 @@ static int lab_solve(lab_args *a)
     int last = a->step ? a->step : LAB_STEPS;
     kc_client *c = NULL;
     for (int s = 1; s <= last; s++) {
-        printf(_("Step %d: %s\n"), s, _(lab_step_title(s)));
+        gp_msg_fprintf(stdout, _("Step %d: %s\n"), s, _(lab_step_title(s)));
         fflush(stdout);
         gp_error err = {0};
         int r;
@@ -617,33 +668,56 @@ static int lab_solve(lab_args *a)
         }
     }
     kc_client_free(c);
-    printf(_("Solved through step %d. 'gpuop lab check' grades it.\n"), last);
+    gp_msg_fprintf(stdout, _("Solved through step %d. 'gpuop lab check' grades it.\n"), last);
     return EXIT_HOLDS;
 }
 
 /* ---- status, reset, down ----------------------------------------------- */
+
+/* The cluster line of `lab status`. */
+static void print_cluster(const json_t *state)
+{
+    const char *mode = json_string_value(json_object_get(state, "mode"));
+    bool stopped = cluster_stopped(state);
+    if (!mode)
+        gp_msg_fprintf(stdout, "%s", _("Cluster:   none yet ('gpuop lab up')\n"));
+    else if (strcmp(mode, "embedded") == 0 && stopped)
+        gp_msg_fprintf(stdout,
+                       _("Cluster:   stopped (embedded, data in %s); 'gpuop lab up' starts it "
+                         "again\n"),
+                       sget(state, "data"));
+    else if (strcmp(mode, "embedded") == 0)
+        gp_msg_fprintf(stdout, _("Cluster:   embedded, data in %s\n"), sget(state, "data"));
+    else if (stopped)
+        gp_msg_fprintf(stdout,
+                       _("Cluster:   stopped: the lab's nodes are removed from %s, context %s; "
+                         "'gpuop lab up' with it adds them again\n"),
+                       *sget(state, "kubeconfig") ? sget(state, "kubeconfig")
+                                                  : _("default kubeconfig"),
+                       *sget(state, "context") ? sget(state, "context") : _("current"));
+    else
+        gp_msg_fprintf(stdout, _("Cluster:   %s, context %s\n"),
+                       *sget(state, "kubeconfig") ? sget(state, "kubeconfig")
+                                                  : _("default kubeconfig"),
+                       *sget(state, "context") ? sget(state, "context") : _("current"));
+}
 
 static int lab_status(lab_args *a)
 {
     lab_params p;
     int rc = load_params(a, &p);
     if (rc != 0) return rc;
-    printf(_("Workspace: %s (seed %llu)\n"), a->root, (unsigned long long)p.seed);
-    printf(_("Numbers:   %d x %s (%d GiB), %d replicas; nodes %d CPU, %dGi; new request %dGi\n"),
-           p.gpus_per_node, p.gpu_model, p.gpu_memory_gib, p.replicas, p.node_cpu,
-           p.node_memory_gib, p.ds_request_gib);
+    gp_msg_fprintf(stdout, _("Workspace: %s (seed %llu)\n"), a->root, (unsigned long long)p.seed);
+    gp_msg_fprintf(
+        stdout,
+        _("Numbers:   %d x %s (%d GiB), %d replicas; nodes %d CPU, %dGi; new request %dGi\n"),
+        p.gpus_per_node, p.gpu_model, p.gpu_memory_gib, p.replicas, p.node_cpu, p.node_memory_gib,
+        p.ds_request_gib);
     json_t *state = load_cluster_state(a->root);
-    const char *mode = json_string_value(json_object_get(state, "mode"));
-    if (!mode)
-        printf(_("Cluster:   none yet ('gpuop lab up')\n"));
-    else if (strcmp(mode, "embedded") == 0)
-        printf(_("Cluster:   embedded, data in %s\n"), sget(state, "data"));
-    else
-        printf(_("Cluster:   %s, context %s\n"),
-               *sget(state, "kubeconfig") ? sget(state, "kubeconfig") : _("default kubeconfig"),
-               *sget(state, "context") ? sget(state, "context") : _("current"));
-    /* Without a cluster yet, the file steps are what can be judged. */
-    if (!mode && !a->external && a->step == 0) a->step = -4;
+    print_cluster(state);
+    /* Without a cluster, the file steps are what can be judged. */
+    bool no_cluster = !json_object_get(state, "mode") || cluster_stopped(state);
+    if (no_cluster && !a->external && a->step == 0) a->step = -4;
     json_decref(state);
     bool cannot_tell;
     json_t *steps = grade(a, &p, &cannot_tell);
@@ -653,11 +727,14 @@ static int lab_status(lab_args *a)
     {
         bool passed = json_is_true(json_object_get(step, "passed"));
         printf("  %d %-4s %s\n", (int)json_integer_value(json_object_get(step, "step")),
-               passed ? _("PASS") : _("FAIL"), _(sget(step, "title")));
+               passed ? _("PASS") : _("FAIL"), sget(step, "title"));
     }
-    printf(_("Result: %zu/%zu steps passed\n"), passed_count(steps), json_array_size(steps));
+    gp_msg_fprintf(stdout, _("Result: %zu/%zu steps passed\n"), passed_count(steps),
+                   json_array_size(steps));
+    bool all = passed_count(steps) == json_array_size(steps);
     json_decref(steps);
-    return cannot_tell ? EXIT_CANNOT_TELL : EXIT_HOLDS;
+    if (cannot_tell) return EXIT_CANNOT_TELL;
+    return all ? EXIT_HOLDS : EXIT_DOES_NOT_HOLD;
 }
 
 static int lab_reset(lab_args *a)
@@ -666,7 +743,9 @@ static int lab_reset(lab_args *a)
     int rc = load_params(a, &p);
     if (rc != 0) return rc;
     json_t *state = load_cluster_state(a->root);
-    if (state || a->external) {
+    /* A stopped cluster has nothing of the lab's running: only the
+     * workspace is reset, and the record stays for 'lab up'. */
+    if ((state && !cluster_stopped(state)) || a->external) {
         kc_client *c = NULL;
         if ((rc = lab_connect(a, &c)) != EXIT_HOLDS) {
             json_decref(state);
@@ -700,7 +779,8 @@ static int lab_reset(lab_args *a)
         return EXIT_CANNOT_TELL;
     }
     json_decref(state);
-    printf(_("Reset: the old workspace is in %s; a fresh one is in %s.\n"), backup, a->root);
+    gp_msg_fprintf(stdout, _("Reset: the old workspace is in %s; a fresh one is in %s.\n"), backup,
+                   a->root);
     return EXIT_HOLDS;
 }
 
@@ -710,7 +790,10 @@ static int lab_down(lab_args *a)
     const char *mode = json_string_value(json_object_get(state, "mode"));
     int rc = EXIT_HOLDS;
     if (!mode) {
-        printf(_("No cluster recorded for %s; nothing to stop.\n"), a->root);
+        gp_msg_fprintf(stdout, _("No cluster recorded for %s; nothing to stop.\n"), a->root);
+    } else if (cluster_stopped(state)) {
+        gp_msg_fprintf(stdout, _("The lab's cluster for %s is already stopped.\n"), a->root);
+        mode = NULL;
     } else if (strcmp(mode, "embedded") == 0) {
         char *data = strdup(sget(state, "data"));
         char *argv[] = {"cluster", "down", "--data", data, NULL};
@@ -725,14 +808,14 @@ static int lab_down(lab_args *a)
             if (r != KC_OK)
                 rc = cli_kube_fail(r, &err);
             else
-                printf(_("The lab's nodes and objects are removed from the cluster.\n"));
+                gp_msg_fprintf(stdout, "%s",
+                               _("The lab's nodes and objects are removed from the cluster.\n"));
         }
         kc_client_free(c);
     }
     if (rc == EXIT_HOLDS && mode) {
-        char *path = state_path(a->root);
-        unlink(path);
-        free(path);
+        json_object_set_new(state, "stopped", json_true());
+        if (save_cluster_state(a->root, state) != 0) rc = EXIT_CANNOT_TELL;
     }
     json_decref(state);
     return rc;

@@ -9,6 +9,7 @@
 #include "controllers/controllers_internal.h"
 #include "controllers/daemonset.h"
 #include "controllers/garbage_collector_internal.h"
+#include "controllers/namespace_internal.h"
 #include "controllers/kubelet_internal.h"
 #include "kube/time.h"
 #include "util/hash.h"
@@ -22,8 +23,8 @@
  * controller get their turn, so a burst of pods starts running while the
  * rest are still being scheduled (kube-scheduler, too, binds one at a time
  * while the kubelets work). A pass takes tens of milliseconds at thousands
- * of pods, so this also bounds binds a second: 200 held 5,000 pods on 1,000
- * nodes at 2,240/s (median of 5), 500 reaches 2,370/s with less CPU. */
+ * of pods, so this also bounds binds a second; the value was chosen with
+ * bench/controllers_bench.sh (pods Running per second at 1,000 nodes). */
 #define MAX_BINDS_PER_PASS 500
 /* Threads that send the controllers' writes (write_queue_internal.h): with the
  * thread that decides, they keep both cores of a small machine busy. */

@@ -68,7 +68,7 @@ static void *summarize_node(const json_t *node)
 /* How much of an object the cache keeps. A pod is whole while a controller
  * may still act on it, and cut to what they read once it has settled
  * (bound, Running with an address, not being deleted, not a DaemonSet's):
- * at 150,000 pods the whole ones alone would take 2.6 GB. Of what only the
+ * at a hundred thousand pods the whole ones would take gigabytes. Of what only the
  * garbage collector reads (events, leases...), metadata is enough. */
 typedef enum keep_policy {
     KEEP_WHOLE,
@@ -133,7 +133,8 @@ static bool collectable(const ctl_loop *c, const json_t *obj)
 }
 
 /* What the scheduler reads of a settled pod goes into its memo, and out of
- * the pod: kept with what the others read, it costs 2.8 KB instead of 4.5.
+ * the pod, which then keeps only what the others read (bench/controllers_bench.sh
+ * measures the memory a pod costs).
  * A pod whose requests do not parse is kept as it is (the scheduler then
  * reports the error). */
 static json_t *strip_settled(ctl_loop *c, json_t *pod)

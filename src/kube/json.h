@@ -75,6 +75,12 @@ const json_t *kube_path(const json_t *obj, ...);
  * when a step is missing; the path is not copied or limited in length. */
 const json_t *kube_at(const json_t *obj, const char *dotted);
 
+/* The string at a dotted path, or NULL when it is absent or not a string. */
+static inline const char *kube_str_at(const json_t *obj, const char *dotted)
+{
+    return json_string_value(kube_at(obj, dotted));
+}
+
 /* The first element of `array` that is an object whose string member `key`
  * equals `value` (a condition by type, an owner reference by kind), or
  * NULL. */

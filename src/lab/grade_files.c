@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,9 +22,10 @@
 #include "lab/workspace.h"
 #include "toml/toml.h"
 #include "util/buf.h"
+#include "util/contain.h"
 #include "util/file.h"
 #include "util/i18n.h"
-#include "util/spawn.h"
+#include "util/msg.h"
 
 #define CRI "io.containerd.grpc.v1.cri"
 
@@ -95,6 +97,25 @@ static void where_at(char *buf, size_t cap, const char *file, unsigned line, uns
         snprintf(buf, cap, "%s", file);
 }
 
+/* Why a file cannot be read, in the reader's language for the usual
+ * cases; the C library's words otherwise. */
+static const char *file_problem(int e)
+{
+    switch (e) {
+    case ENOENT:
+        return _("no such file");
+    case EACCES:
+        return _("permission denied");
+    case EISDIR:
+        return _("a directory, not a file");
+    default:
+        return strerror(e);
+    }
+}
+
+static const char *const HINT_CREATE =
+    N_("Create the file at the path the step names, inside the lab's workspace.");
+
 /* ---- steps 1 and 2: keys of a parsed file ---- */
 
 /* One expected key: a path of table names and the value it must hold. */
@@ -105,25 +126,25 @@ typedef struct key_rule {
     const char *s;
     bool b;
     int64_t i;
-    const char *hint;
+    const char *hint; /* for a wrong value; other mistakes have their own */
 } key_rule;
 
-static size_t path_len(const key_rule *r)
+static size_t path_len(const char *const *path)
 {
     size_t n = 0;
-    while (n < 8 && r->path[n])
+    while (n < 8 && path[n])
         n++;
     return n;
 }
 
-/* The key as TOML writes it: plugins."io.containerd.grpc.v1.cri".x */
-static void key_text(const key_rule *r, char *buf, size_t cap)
+/* A table path as a TOML key: plugins."io.containerd.grpc.v1.cri".x */
+static void path_text(const char *const *path, size_t n, char *buf, size_t cap)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < path_len(r) && used + 1 < cap; i++) {
+    for (size_t i = 0; i < n && used + 1 < cap; i++) {
         if (i) buf[used++] = '.';
-        used += toml_format_key(r->path[i], strlen(r->path[i]), buf + used, cap - used);
+        used += toml_format_key(path[i], strlen(path[i]), buf + used, cap - used);
     }
     if (used >= cap) buf[cap - 1] = '\0';
 }
@@ -132,19 +153,19 @@ static const char *type_name(int type)
 {
     switch (type) {
     case TOML_STRING:
-        return "string";
+        return _("string");
     case TOML_INTEGER:
-        return "integer";
+        return _("integer");
     case TOML_FLOAT:
-        return "float";
+        return _("float");
     case TOML_BOOL:
-        return "boolean";
+        return _("boolean");
     case TOML_ARRAY:
-        return "array";
+        return _("array");
     case TOML_TABLE:
-        return "table";
+        return _("table");
     default:
-        return "date-time";
+        return _("date-time");
     }
 }
 
@@ -169,13 +190,13 @@ static void value_text(const toml_value *v, int want_type, char *buf, size_t cap
 static void expected_text(const key_rule *r, char *buf, size_t cap)
 {
     char key[512];
-    key_text(r, key, sizeof key);
+    path_text(r->path, path_len(r->path), key, sizeof key);
     if (r->type == TOML_STRING)
         snprintf(buf, cap, "%s = \"%s\"", key, r->s);
     else if (r->type == TOML_BOOL)
-        snprintf(buf, cap, "%s = %s (boolean)", key, r->b ? "true" : "false");
+        snprintf(buf, cap, "%s = %s (%s)", key, r->b ? "true" : "false", type_name(TOML_BOOL));
     else
-        snprintf(buf, cap, "%s = %" PRId64 " (integer)", key, r->i);
+        snprintf(buf, cap, "%s = %" PRId64 " (%s)", key, r->i, type_name(TOML_INTEGER));
 }
 
 static bool value_matches(const key_rule *r, const toml_value *v)
@@ -186,15 +207,77 @@ static bool value_matches(const key_rule *r, const toml_value *v)
     return v->u.i == r->i;
 }
 
-/* Evaluates one rule: `where` is the key when it exists, else the deepest
- * table on its path that does. */
+/* A key found somewhere else than where it belongs. */
+typedef struct found_key {
+    char table[512]; /* the table it is in, as a TOML key ("" for the top level) */
+    toml_pos pos;
+    const toml_value *value;
+} found_key;
+
+/* Depth-first through the document's tables: the first key `name` whose
+ * table path is not `skip`. */
+static bool find_key_in(const toml_table *t, const char *name, const char **path, size_t depth,
+                        const char *skip, found_key *out)
+{
+    for (size_t i = 0; i < toml_table_size(t); i++) {
+        const toml_entry *e = toml_table_entry(t, i);
+        if (strcmp(e->key, name) == 0) {
+            path_text(path, depth, out->table, sizeof out->table);
+            if (strcmp(out->table, skip) != 0) {
+                out->pos = toml_entry_pos(t, e);
+                out->value = &e->value;
+                return true;
+            }
+        }
+        if (e->value.type == TOML_TABLE && depth < 15) {
+            path[depth] = e->key;
+            if (find_key_in(e->value.u.table, name, path, depth + 1, skip, out)) return true;
+        }
+    }
+    return false;
+}
+
+static bool find_key_elsewhere(const toml_doc *doc, const char *name, const char *skip,
+                               found_key *out)
+{
+    const char *path[16];
+    memset(out, 0, sizeof *out);
+    return find_key_in(toml_root(doc), name, path, 0, skip, out);
+}
+
+/* The hint for a value of the wrong type: a quoted boolean or number reads
+ * like the right answer, so it gets words of its own. */
+static void type_hint(const key_rule *r, const toml_value *v, char *buf, size_t cap)
+{
+    const char *key = r->path[path_len(r->path) - 1];
+    if (v->type == TOML_STRING && r->type == TOML_BOOL)
+        gp_msg_snprintf(buf, cap,
+                        _("%s is written in quotes, which makes it a string; containerd wants a "
+                          "TOML boolean here, true or false without quotes."),
+                        key);
+    else if (v->type == TOML_STRING && r->type == TOML_INTEGER)
+        gp_msg_snprintf(buf, cap,
+                        _("%s is written in quotes, which makes it a string; containerd wants a "
+                          "TOML integer here, the digits without quotes."),
+                        key);
+    else
+        gp_msg_snprintf(buf, cap, _("%s must be a TOML %s; this file gives it a %s."), key,
+                        type_name(r->type), type_name(v->type));
+}
+
+/* Evaluates one rule. `where` is the key when it exists; when it is absent
+ * but written in another table, that place, and a hint that says so;
+ * else the deepest table on its path that exists. */
 static void check_key(json_t *conds, const toml_doc *doc, const key_rule *r)
 {
     const toml_table *t = toml_root(doc);
-    size_t n = path_len(r);
-    char where[1024], expected[1024], observed[1024] = "absent";
+    size_t n = path_len(r->path);
+    char where[1024], expected[1024], observed[1024], hint[1024];
+    snprintf(observed, sizeof observed, "%s", _("absent"));
+    snprintf(hint, sizeof hint, "%s", _(r->hint));
     toml_pos pos = {toml_doc_file(doc), 0, 0};
     const toml_entry *e = NULL;
+    bool blocked = false;
     for (size_t i = 0; t && i < n; i++) {
         e = toml_table_find(t, r->path[i], strlen(r->path[i]));
         if (!e) break;
@@ -202,17 +285,47 @@ static void check_key(json_t *conds, const toml_doc *doc, const key_rule *r)
         if (i + 1 == n) break;
         t = e->value.type == TOML_TABLE ? e->value.u.table : NULL;
         if (!t) {
-            snprintf(observed, sizeof observed, "%s is a %s, not a table", r->path[i],
-                     type_name(e->value.type));
+            gp_msg_snprintf(observed, sizeof observed, _("%s is a %s, not a table"), r->path[i],
+                            type_name(e->value.type));
             e = NULL;
+            blocked = true;
         }
     }
     bool found = e && t;
-    if (found) value_text(&e->value, r->type, observed, sizeof observed);
-    where_at(where, sizeof where, pos.file, pos.line, pos.col);
     expected_text(r, expected, sizeof expected);
+    if (found) {
+        value_text(&e->value, r->type, observed, sizeof observed);
+        if (e->value.type != r->type) type_hint(r, &e->value, hint, sizeof hint);
+    } else if (!blocked) {
+        char table[512];
+        found_key other;
+        path_text(r->path, n - 1, table, sizeof table);
+        if (find_key_elsewhere(doc, r->path[n - 1], table, &other)) {
+            char value[256];
+            value_text(other.value, r->type, value, sizeof value);
+            pos = other.pos;
+            if (other.table[0])
+                gp_msg_snprintf(observed, sizeof observed, _("%s = %s in the table [%s]"),
+                                r->path[n - 1], value, other.table);
+            else
+                gp_msg_snprintf(observed, sizeof observed, _("%s = %s at the top level"),
+                                r->path[n - 1], value);
+            if (n == 1)
+                gp_msg_snprintf(hint, sizeof hint,
+                                _("%s is a top-level key: written after a [table] header it "
+                                  "belongs to that table, where containerd does not look. Write "
+                                  "it before the first header."),
+                                r->path[0]);
+            else
+                gp_msg_snprintf(hint, sizeof hint,
+                                _("containerd reads %s only in the table [%s]; where it is "
+                                  "written now, nothing reads it."),
+                                r->path[n - 1], table);
+        }
+    }
+    where_at(where, sizeof where, pos.file, pos.line, pos.col);
     lab_condition(conds, r->code, found && value_matches(r, &e->value), where, expected, observed,
-                  r->hint);
+                  hint);
 }
 
 /* The file, or the one condition that says why it cannot be judged. */
@@ -222,9 +335,7 @@ static toml_doc *parse_or_report(json_t *conds, const char *path, const char *pr
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(code, sizeof code, "%s.exists", prefix);
-        lab_condition(conds, code, false, path, _("the file"), strerror(errno),
-                      N_("Create the file at the path the step names, inside the lab's "
-                         "workspace."));
+        lab_condition(conds, code, false, path, _("the file"), file_problem(errno), HINT_CREATE);
         return NULL;
     }
     gp_error err = {0};
@@ -240,19 +351,32 @@ static toml_doc *parse_or_report(json_t *conds, const char *path, const char *pr
     return doc;
 }
 
-static const char *const HINT_BOOL =
-    N_("SystemdCgroup belongs in the handler's options table, and a TOML boolean has no quotes: "
-       "\"true\" in quotes is a string, not a boolean.");
+static const char *const HINT_SYSTEMD_CGROUP =
+    N_("SystemdCgroup tells the runc shim to let systemd manage the container's cgroups, as the "
+       "kubelet does; it is an option of the handler.");
 
 static void check_imports(json_t *conds, const toml_doc *doc)
 {
     static const char *const suffix = "conf.d/*.toml";
     const toml_table *root = toml_root(doc);
     const toml_entry *e = toml_table_find(root, "imports", 7);
-    char where[1024], observed[1024] = "absent";
+    char where[1024], observed[1024];
+    const char *hint = _("containerd loads the files that match the items of imports: one item "
+                         "must match the drop-in directory's *.toml files.");
+    snprintf(observed, sizeof observed, "%s", _("absent"));
     toml_pos pos = e ? toml_entry_pos(root, e) : (toml_pos){toml_doc_file(doc), 0, 0};
     bool ok = false;
-    if (e) value_text(&e->value, TOML_ARRAY, observed, sizeof observed);
+    found_key other;
+    if (e) {
+        value_text(&e->value, TOML_ARRAY, observed, sizeof observed);
+        if (e->value.type != TOML_ARRAY)
+            hint = _("imports is an array of strings, in square brackets, even with one item.");
+    } else if (find_key_elsewhere(doc, "imports", "", &other)) {
+        pos = other.pos;
+        gp_msg_snprintf(observed, sizeof observed, _("imports in the table [%s]"), other.table);
+        hint = _("imports is a top-level key: written after a [table] header it belongs to that "
+                 "table, where containerd does not look. Write it before the first header.");
+    }
     if (e && e->value.type == TOML_ARRAY) {
         const toml_array *a = e->value.u.array;
         for (size_t i = 0; i < toml_array_size(a); i++) {
@@ -265,10 +389,7 @@ static void check_imports(json_t *conds, const toml_doc *doc)
     }
     where_at(where, sizeof where, pos.file, pos.line, pos.col);
     lab_condition(conds, "main.imports", ok, where, "imports = [..., \"...conf.d/*.toml\"]",
-                  observed,
-                  N_("imports is a top-level array of strings, written before the first "
-                     "[table]; containerd loads the files that match its items, so one item must "
-                     "match the drop-in directory's *.toml files."));
+                  observed, hint);
 }
 
 static json_t *grade_main(const char *root)
@@ -284,8 +405,8 @@ static json_t *grade_main(const char *root)
             NULL,
             false,
             2,
-            N_("version is a top-level TOML integer, before the first [table]: it tells "
-               "containerd which schema the plugin names follow.")};
+            N_("version tells containerd which schema the plugin names follow: the schema of "
+               "io.containerd.grpc.v1.cri is version 2.")};
         check_key(conds, doc, &version);
         check_imports(conds, doc);
         static const key_rule rules[] = {
@@ -296,7 +417,7 @@ static json_t *grade_main(const char *root)
              false,
              0,
              N_("The CRI plugin runs pods that name no RuntimeClass with the handler "
-                "default_runtime_name names; it sits in the CRI plugin's containerd table.")},
+                "default_runtime_name names: on this node that is runc.")},
             {"main.runc.runtime_type",
              {"plugins", CRI, "containerd", "runtimes", "runc", "runtime_type"},
              TOML_STRING,
@@ -304,14 +425,14 @@ static json_t *grade_main(const char *root)
              false,
              0,
              N_("Each runtime handler is a table under containerd.runtimes; its runtime_type "
-                "names the shim containerd starts for it.")},
+                "names the shim containerd starts for it, the runc v2 shim here.")},
             {"main.runc.systemd_cgroup",
              {"plugins", CRI, "containerd", "runtimes", "runc", "options", "SystemdCgroup"},
              TOML_BOOL,
              NULL,
              true,
              0,
-             HINT_BOOL},
+             HINT_SYSTEMD_CGROUP},
         };
         for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
             check_key(conds, doc, &rules[i]);
@@ -333,8 +454,8 @@ static json_t *grade_dropin(const char *root)
          "io.containerd.runc.v2",
          false,
          0,
-         N_("The toolkit defines its handler as a table under the same containerd.runtimes "
-            "section the main config uses; runtime_type names the shim.")},
+         N_("The toolkit's handler runs through the same runc v2 shim as runc does; only the "
+            "binary the shim starts differs.")},
         {"dropin.nvidia.binary_name",
          {"plugins", CRI, "containerd", "runtimes", "nvidia", "options", "BinaryName"},
          TOML_STRING,
@@ -349,7 +470,7 @@ static json_t *grade_dropin(const char *root)
          NULL,
          true,
          0,
-         HINT_BOOL},
+         HINT_SYSTEMD_CGROUP},
     };
     for (size_t i = 0; doc && i < sizeof rules / sizeof *rules; i++)
         check_key(conds, doc, &rules[i]);
@@ -471,44 +592,156 @@ static void check_format(json_t *conds, const lab_outfile *f)
     for (size_t i = 0; i < f->count && !observed[0]; i++) {
         const lab_line *l = &f->lines[i];
         if (i >= nkeys)
-            snprintf(observed, sizeof observed, "an extra line: %s", l->text);
+            gp_msg_snprintf(observed, sizeof observed, _("an extra line: %s"), l->text);
         else if (!l->key || strcmp(l->key, merge_keys[i]) != 0)
-            snprintf(observed, sizeof observed, "%s where %s= belongs", l->text, merge_keys[i]);
+            gp_msg_snprintf(observed, sizeof observed, _("%s where %s= belongs"), l->text,
+                            merge_keys[i]);
         line = l->number;
     }
     if (!observed[0] && f->count < nkeys)
-        snprintf(observed, sizeof observed, "%zu lines", f->count);
+        gp_msg_snprintf(observed, sizeof observed, _("%zu lines"), f->count);
     where_at(where, sizeof where, f->path, observed[0] ? line : 0, 0);
     lab_condition(conds, "merge.format", !observed[0], where,
                   "MAIN_RUNTIMES= DROPIN_RUNTIMES= CONFLICT= CONFLICT_TABLE= LOADED_RUNTIMES=",
-                  observed[0] ? observed : "5 KEY=VALUE lines in order",
+                  observed[0] ? observed : _("five KEY=VALUE lines in order"),
                   N_("Five KEY=VALUE lines, one per line, in the order the step gives them."));
 }
 
-typedef enum value_kind { VALUE_LIST, VALUE_WORD, VALUE_EXACT } value_kind;
-
-/* One line of merge.txt against its expected value (NULL: unknown, because
- * the inputs could not be read). */
-static void check_value(json_t *conds, const lab_outfile *f, const char *code, const char *key,
-                        value_kind kind, const char *expected, const char *hint)
+/* A learner's line by key: where it is, and what it says (for `observed`). */
+static const lab_line *merge_line(const lab_outfile *f, const char *key, char *where, size_t wcap,
+                                  char *got, size_t gcap)
 {
     const lab_line *l = lab_outfile_find(f, key);
-    char where[1024];
-    where_at(where, sizeof where, f->path, l ? l->number : 0, 0);
-    char *seen = NULL;
-    if (l) seen = kind == VALUE_LIST ? normalize_list(l->value) : trimmed(l->value);
-    if (seen && kind == VALUE_WORD)
-        for (char *c = seen; *c; c++)
-            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-    bool ok = seen && expected && strcmp(seen, expected) == 0;
-    char want[1024], got[1024];
-    snprintf(want, sizeof want, "%s=%s", key, expected ? expected : "?");
+    where_at(where, wcap, f->path, l ? l->number : 0, 0);
     if (l)
-        snprintf(got, sizeof got, "%s=%s", key, l->value);
+        snprintf(got, gcap, "%s=%s", key, l->value);
     else
-        snprintf(got, sizeof got, "no %s= line", key);
-    lab_condition(conds, code, ok, where, want, got, hint);
+        gp_msg_snprintf(got, gcap, _("no %s= line"), key);
+    return l;
+}
+
+/* A list line (runtime names) against its expected value (NULL: unknown,
+ * because the inputs could not be read). */
+static void check_list(json_t *conds, const lab_outfile *f, const char *code, const char *key,
+                       const char *expected, const char *hint)
+{
+    char where[1024], want[1024], got[1024];
+    const lab_line *l = merge_line(f, key, where, sizeof where, got, sizeof got);
+    char *seen = l ? normalize_list(l->value) : NULL;
+    snprintf(want, sizeof want, "%s=%s", key, expected ? expected : "?");
+    lab_condition(conds, code, seen && expected && strcmp(seen, expected) == 0, where, want, got,
+                  hint);
     free(seen);
+}
+
+/* CONFLICT=: yes or no, in any case. */
+static void check_conflict(json_t *conds, const lab_outfile *f, const char *expected)
+{
+    char where[1024], want[1024], got[1024];
+    const lab_line *l = merge_line(f, "CONFLICT", where, sizeof where, got, sizeof got);
+    char *seen = l ? trimmed(l->value) : NULL;
+    const char *hint = N_("Two files collide when both put content inside one table, even under "
+                          "different keys: containerd before 2.0 keeps only the later file's "
+                          "whole plugin section.");
+    if (seen && strcasecmp(seen, "yes") != 0 && strcasecmp(seen, "no") != 0)
+        hint = N_("CONFLICT is yes or no.");
+    snprintf(want, sizeof want, "CONFLICT=%s", expected ? expected : "yes|no");
+    lab_condition(conds, "merge.conflict", seen && expected && strcasecmp(seen, expected) == 0,
+                  where, want, got, hint);
+    free(seen);
+}
+
+/* The parts of a dotted TOML key, or -1 with err. A table header's
+ * brackets around it are allowed: [a.b] names the table a.b. */
+static int key_parts(const char *text, char ***parts, size_t **lens, gp_error *err)
+{
+    char *t = trimmed(text);
+    if (!t) return -1;
+    size_t n = strlen(t);
+    if (n >= 2 && t[0] == '[' && t[n - 1] == ']' && t[1] != '[') {
+        t[n - 1] = '\0';
+        memmove(t, t + 1, n - 1);
+    }
+    int rc = toml_key_split(t, parts, lens, err);
+    free(t);
+    return rc;
+}
+
+static bool parts_equal(char **a, size_t *alen, int an, char **b, size_t *blen, int bn)
+{
+    if (an != bn) return false;
+    for (int i = 0; i < an; i++)
+        if (alen[i] != blen[i] || memcmp(a[i], b[i], alen[i]) != 0) return false;
+    return true;
+}
+
+/* The parts joined with '.', unquoted: the same text means the same dots. */
+static char *joined(char **parts, size_t *lens, int n)
+{
+    size_t len = 1;
+    for (int i = 0; i < n; i++)
+        len += lens[i] + 1;
+    char *s = malloc(len);
+    if (!s) return NULL;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (i) s[at++] = '.';
+        memcpy(s + at, parts[i], lens[i]);
+        at += lens[i];
+    }
+    s[at] = '\0';
+    return s;
+}
+
+/* CONFLICT_TABLE= read as a TOML key with the TOML parser's own key
+ * grammar: any spelling of the same key (other quotes, whitespace around
+ * the dots, a [header]'s brackets) is the same answer. The hint tells a
+ * key that is too shallow, too deep or split at the plugin name's dots
+ * from another. */
+static void check_conflict_table(json_t *conds, const lab_outfile *f, const char *expected)
+{
+    char where[1024], want[1024], got[1024];
+    const lab_line *l = merge_line(f, "CONFLICT_TABLE", where, sizeof where, got, sizeof got);
+    snprintf(want, sizeof want, "CONFLICT_TABLE=%s", expected ? expected : "?");
+    const char *hint =
+        N_("Walk down from plugins: the collision is the deepest table both files put content "
+           "in, written as a TOML key with the plugin name in quotes.");
+    char hintbuf[1024];
+    bool ok = false;
+    char **wp = NULL, **gp = NULL;
+    size_t *wl = NULL, *gl = NULL;
+    gp_error e = {0};
+    int wn = expected && *expected ? key_parts(expected, &wp, &wl, &e) : -1;
+    int gn = l && wn > 0 ? key_parts(l->value, &gp, &gl, &e) : -1;
+    if (l && wn > 0 && gn < 0) {
+        char *v = trimmed(l->value);
+        gp_msg_snprintf(hintbuf, sizeof hintbuf,
+                        v && *v ? _("CONFLICT_TABLE is not a TOML key: %s")
+                                : _("CONFLICT_TABLE is empty: %s"),
+                        e.text);
+        free(v);
+        hint = hintbuf;
+    } else if (gn > 0) {
+        ok = parts_equal(wp, wl, wn, gp, gl, gn);
+        char *wj = joined(wp, wl, wn), *gj = joined(gp, gl, gn);
+        int shorter = gn < wn ? gn : wn;
+        bool prefix = parts_equal(wp, wl, shorter, gp, gl, shorter);
+        if (ok) {
+        } else if (wj && gj && strcmp(wj, gj) == 0)
+            hint = N_("The plugin's name io.containerd.grpc.v1.cri is one key: unquoted, its dots "
+                      "split it into five nested tables. Quote it.");
+        else if (prefix && gn < wn)
+            hint = N_("Both files put content in that table, but in one below it as well: go "
+                      "deeper.");
+        else if (prefix && gn > wn)
+            hint = N_("Only one of the files puts content in that table: the collision is where "
+                      "both do, higher up.");
+        free(wj);
+        free(gj);
+    }
+    free(wp); /* toml_key_split: one block holds the parts and their lengths */
+    free(gp);
+    lab_condition(conds, "merge.conflict_table", ok, where, want, got, hint);
 }
 
 static json_t *grade_merge(const char *root)
@@ -519,8 +752,7 @@ static json_t *grade_merge(const char *root)
     gp_error ferr = {0};
     if (!path || lab_outfile_read(path, &f, &ferr) != 0) {
         lab_condition(conds, "merge.exists", false, path ? path : root, _("the file"), ferr.text,
-                      N_("Create the file at the path the step names, inside the lab's "
-                         "workspace."));
+                      HINT_CREATE);
         free(path);
         return lab_step_result(3, lab_step_title(3), conds);
     }
@@ -531,8 +763,8 @@ static json_t *grade_merge(const char *root)
     bool have_facts = lab_merge_predict(root, &facts, &perr) == 0;
     char *main_path = lab_path(root, LAB_MAIN_CONFIG);
     lab_condition(conds, "merge.inputs", have_facts, main_path ? main_path : root,
-                  "steps 1 and 2 files that parse, the drop-in imported",
-                  have_facts ? "both files read" : perr.text,
+                  _("steps 1 and 2 files that parse, the drop-in imported"),
+                  have_facts ? _("both files read") : perr.text,
                   N_("Step 3 is judged against your own step 1 and 2 files: both must parse, and "
                      "the main config's imports must reach the drop-in."));
     free(main_path);
@@ -541,30 +773,23 @@ static json_t *grade_merge(const char *root)
     char *loaded = lab_loaded_runtimes(root, &eerr);
     char *dump_path = lab_path(root, LAB_EVIDENCE_DUMP);
     lab_condition(conds, "merge.evidence", loaded != NULL, dump_path ? dump_path : root,
-                  "the incident node's containerd config dump", loaded ? "read" : eerr.text,
+                  _("the incident node's containerd config dump"), loaded ? _("read") : eerr.text,
                   N_("The incident-day dump is missing or damaged: `gpuop lab init` puts it "
                      "back in evidence/."));
     free(dump_path);
 
-    check_value(conds, &f, "merge.main_runtimes", "MAIN_RUNTIMES", VALUE_LIST,
-                have_facts ? facts.main_runtimes : NULL,
-                N_("List only the handler tables the main config itself defines under "
-                   "containerd.runtimes."));
-    check_value(conds, &f, "merge.dropin_runtimes", "DROPIN_RUNTIMES", VALUE_LIST,
-                have_facts ? facts.dropin_runtimes : NULL,
-                N_("List only the handler tables the drop-in defines."));
-    check_value(conds, &f, "merge.conflict", "CONFLICT", VALUE_WORD,
-                have_facts ? (facts.conflict ? "yes" : "no") : NULL,
-                N_("Two files collide when both put content inside one table, even under "
-                   "different keys: containerd before 2.0 keeps only the later file's whole "
-                   "plugin section."));
-    check_value(conds, &f, "merge.conflict_table", "CONFLICT_TABLE", VALUE_EXACT,
-                have_facts ? facts.conflict_table : NULL,
-                N_("Walk down from plugins: the collision is the deepest table both files put "
-                   "content in, written as a TOML key with the plugin name in quotes."));
-    check_value(conds, &f, "merge.loaded_runtimes", "LOADED_RUNTIMES", VALUE_LIST, loaded,
-                N_("What was loaded is observed, not computed: read the runtime handlers from "
-                   "the incident node's dump in evidence/, not from the files you wrote."));
+    check_list(conds, &f, "merge.main_runtimes", "MAIN_RUNTIMES",
+               have_facts ? facts.main_runtimes : NULL,
+               N_("List only the handler tables the main config itself defines under "
+                  "containerd.runtimes."));
+    check_list(conds, &f, "merge.dropin_runtimes", "DROPIN_RUNTIMES",
+               have_facts ? facts.dropin_runtimes : NULL,
+               N_("List only the handler tables the drop-in defines."));
+    check_conflict(conds, &f, have_facts ? (facts.conflict ? "yes" : "no") : NULL);
+    check_conflict_table(conds, &f, have_facts ? facts.conflict_table : NULL);
+    check_list(conds, &f, "merge.loaded_runtimes", "LOADED_RUNTIMES", loaded,
+               N_("What was loaded is observed, not computed: read the runtime handlers from "
+                  "the incident node's dump in evidence/, not from the files you wrote."));
     free(loaded);
     if (have_facts) lab_merge_facts_free(&facts);
     lab_outfile_free(&f);
@@ -654,14 +879,15 @@ static void check_static(json_t *conds, const char *path, const script_text *s)
     where_at(where, sizeof where, path, line, col);
     lab_condition(conds, "script.calls_dump", calls, where, "containerd config dump",
                   calls ? script_line_text(s, line) : _("no `containerd config dump` call"),
-                  N_("Ask containerd what it loads: `containerd config dump` prints the "
-                     "configuration the binary itself reads, imports included."));
+                  N_("Ask containerd: `containerd config dump` reads the files the way "
+                     "containerd itself merges them, imports included, and so shows what a "
+                     "(re)start would load."));
 
     bool absolute = script_find(s, RE_ABSOLUTE, &line, &col);
     where_at(where, sizeof where, path, absolute ? line : 0, absolute ? col : 0);
     snprintf(observed, sizeof observed, "%s",
              absolute ? script_line_text(s, line)
-             : calls  ? "called by bare name"
+             : calls  ? _("called by bare name")
                       : _("no `containerd config dump` call"));
     lab_condition(conds, "script.bare_name", calls && !absolute, where,
                   _("containerd found through PATH"), observed,
@@ -671,9 +897,11 @@ static void check_static(json_t *conds, const char *path, const script_text *s)
     bool reads = script_find(s, RE_CONFIG_FILE, &line, &col);
     where_at(where, sizeof where, path, reads ? line : 0, reads ? col : 0);
     lab_condition(conds, "script.no_config_read", !reads, where, _("no config file path"),
-                  reads ? script_line_text(s, line) : "none",
+                  reads ? script_line_text(s, line) : _("no config file path in the script"),
                   N_("A file that defines a handler proves nothing about what containerd "
-                     "loaded: take the answer from the dump alone."));
+                     "loads: the dump shows what a start of containerd loads (the running "
+                     "daemon's CRI status, what it loaded). Take the answer from the dump "
+                     "alone."));
 }
 
 /* A private directory for the runs: bin/containerd (the stand-in), the two
@@ -682,7 +910,7 @@ typedef struct sandbox {
     char dir[PATH_MAX];
     char bin[PATH_MAX + 8];
     char dump_nvidia[PATH_MAX + 32];
-    char dump_incident[PATH_MAX + 32];
+    char dump_without[PATH_MAX + 32];
     char trace[PATH_MAX + 16];
 } sandbox;
 
@@ -709,7 +937,7 @@ static int sandbox_make(sandbox *sb, const char *gpuop_exe, gp_error *err)
     char exe[PATH_MAX];
     if (!gpuop_exe || !realpath(gpuop_exe, exe)) {
         gp_error_set(err, gpuop_exe, 0, 0, "cannot find the gpuop binary for the stand-in: %s",
-                     gpuop_exe ? strerror(errno) : "none given");
+                     gpuop_exe ? strerror(errno) : _("none given"));
         return -1;
     }
     const char *tmp = getenv("TMPDIR");
@@ -722,7 +950,7 @@ static int sandbox_make(sandbox *sb, const char *gpuop_exe, gp_error *err)
     }
     snprintf(sb->bin, sizeof sb->bin, "%s/bin", sb->dir);
     snprintf(sb->dump_nvidia, sizeof sb->dump_nvidia, "%s/dump-with-nvidia.txt", sb->dir);
-    snprintf(sb->dump_incident, sizeof sb->dump_incident, "%s/dump-incident.txt", sb->dir);
+    snprintf(sb->dump_without, sizeof sb->dump_without, "%s/dump-without-nvidia.txt", sb->dir);
     snprintf(sb->trace, sizeof sb->trace, "%s/trace.txt", sb->dir);
     char link_path[PATH_MAX + 32];
     snprintf(link_path, sizeof link_path, "%s/containerd", sb->bin);
@@ -733,7 +961,7 @@ static int sandbox_make(sandbox *sb, const char *gpuop_exe, gp_error *err)
         return -1;
     }
     if (write_text(sb->dump_nvidia, lab_nvidia_dump, err) != 0 ||
-        write_text(sb->dump_incident, lab_evidence_dump, err) != 0) {
+        write_text(sb->dump_without, lab_nvidia_cdi_dump, err) != 0) {
         sandbox_remove(sb);
         return -1;
     }
@@ -747,10 +975,14 @@ static bool strace_present(void)
 }
 
 typedef struct run_result {
-    gp_spawn_result r;
-    int status;
+    gp_contain_result c;
     char text[512]; /* what the learner reads as "observed" */
 } run_result;
+
+static bool run_ok(const run_result *r, int status)
+{
+    return r->c.r == GP_SPAWN_OK && r->c.exit_status == status;
+}
 
 static void first_line(const char *s, char *out, size_t cap)
 {
@@ -761,7 +993,11 @@ static void first_line(const char *s, char *out, size_t cap)
 }
 
 /* Runs the script with only the stand-in and /usr/bin:/bin on PATH and a
- * clean environment: nothing of the grader's own PATH or HOME leaks in. */
+ * clean environment: nothing of the grader's own PATH or HOME leaks in.
+ * It runs contained (util/contain.h): a job it leaves in the background
+ * neither delays the verdict nor survives it. Traced, strace runs as the
+ * script's grandchild (-D), so that the script's own end ends the run
+ * while strace would still follow that job. */
 static void run_script(const sandbox *sb, const char *script, bool executable, const char *dump,
                        bool traced, run_result *out)
 {
@@ -789,8 +1025,8 @@ static void run_script(const sandbox *sb, const char *script, bool executable, c
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         argv[n++] = (char *)fixed[i];
     if (traced) {
-        const char *st[] = {"strace", "-f",          "-qq", "-e",     "trace=open,openat",
-                            "-e",     "signal=none", "-o",  sb->trace};
+        const char *st[] = {"strace", "-D",          "-f", "-qq",    "-e", "trace=open,openat",
+                            "-e",     "signal=none", "-o", sb->trace};
         for (size_t i = 0; i < sizeof st / sizeof *st; i++)
             argv[n++] = (char *)st[i];
     }
@@ -803,20 +1039,21 @@ static void run_script(const sandbox *sb, const char *script, bool executable, c
     char *so = NULL, *se = NULL;
     size_t sol = 0, sel = 0;
     gp_error err = {0};
-    out->status = -1;
-    out->r =
-        gp_spawn_capture(argv, LAB_SCRIPT_TIMEOUT_MS, &so, &sol, &se, &sel, &out->status, &err);
+    gp_contain_options opt = {.timeout_ms = LAB_SCRIPT_TIMEOUT_MS};
+    gp_spawn_contained(argv, &opt, &so, &sol, &se, &sel, &out->c, &err);
     char said[200];
     first_line(se && *se ? se : so, said, sizeof said);
-    if (out->r == GP_SPAWN_TIMEOUT)
-        snprintf(out->text, sizeof out->text, "still running after %d s: killed",
-                 LAB_SCRIPT_TIMEOUT_MS / 1000);
-    else if (out->r != GP_SPAWN_OK)
-        snprintf(out->text, sizeof out->text, "could not run: %.400s", err.text);
+    if (out->c.r == GP_SPAWN_TIMEOUT)
+        gp_msg_snprintf(out->text, sizeof out->text,
+                        _("still running after %d s: stopped, with everything it started"),
+                        LAB_SCRIPT_TIMEOUT_MS / 1000);
+    else if (out->c.r != GP_SPAWN_OK)
+        gp_msg_snprintf(out->text, sizeof out->text, _("could not run: %.400s"), err.text);
     else if (said[0])
-        snprintf(out->text, sizeof out->text, "exit %d (%s)", out->status, said);
+        gp_msg_snprintf(out->text, sizeof out->text, _("exit code %d; it printed \"%s\""),
+                        out->c.exit_status, said);
     else
-        snprintf(out->text, sizeof out->text, "exit %d", out->status);
+        gp_msg_snprintf(out->text, sizeof out->text, _("exit code %d"), out->c.exit_status);
     free(so);
     free(se);
 }
@@ -853,6 +1090,38 @@ static size_t trace_config_opens(const char *trace, char *first, size_t cap, siz
     return opens;
 }
 
+/* The hint for a run whose exit status is not the answer wanted: what went
+ * wrong, by what happened. `want` is 0 (the dump has the handler) or 1. */
+static void run_hint(const run_result *r, int want, char *buf, size_t cap)
+{
+    if (r->c.r == GP_SPAWN_TIMEOUT) {
+        gp_msg_snprintf(buf, cap,
+                        _("The script did not end within %d seconds: a boot check must end on its "
+                          "own, whatever the dump says."),
+                        LAB_SCRIPT_TIMEOUT_MS / 1000);
+    } else if (r->c.r != GP_SPAWN_OK) {
+        snprintf(buf, cap, "%s",
+                 _("The script could not be started: give it a first line such as #!/bin/sh."));
+    } else if (r->c.exit_status != 0 && r->c.exit_status != 1) {
+        gp_msg_snprintf(buf, cap,
+                        _("The answers are exit 0 (loaded) and exit 1 (not loaded); %d is "
+                          "neither, and a boot check or a CI gate reads it as a failure to "
+                          "check."),
+                        r->c.exit_status);
+    } else if (want == 1) {
+        snprintf(buf, cap, "%s",
+                 _("This dump has no nvidia handler, only runc and nvidia-cdi, and the script "
+                   "said loaded: a pattern that finds nvidia anywhere, or runtimes.nvidia "
+                   "followed by anything, takes another handler for it. Match the handler's "
+                   "table name up to where the name ends."));
+    } else {
+        snprintf(buf, cap, "%s",
+                 _("This dump has the nvidia handler's table and the script said not loaded: "
+                   "look for containerd.runtimes.nvidia in what containerd config dump prints, "
+                   "as a table name."));
+    }
+}
+
 static void check_runs(json_t *conds, const char *script, bool executable, const sandbox *sb)
 {
     bool traced = strace_present();
@@ -866,26 +1135,26 @@ static void check_runs(json_t *conds, const char *script, bool executable, const
         traced = false;
         run_script(sb, script, executable, sb->dump_nvidia, false, &with);
     }
-    run_script(sb, script, executable, sb->dump_incident, false, &without);
+    run_script(sb, script, executable, sb->dump_without, false, &without);
 
-    lab_condition(conds, "script.with_nvidia", with.r == GP_SPAWN_OK && with.status == 0, script,
-                  _("exit 0 when the dump has the nvidia handler"), with.text,
-                  N_("When the dump has the nvidia handler the script must exit 0: look for "
-                     "containerd.runtimes.nvidia in what containerd config dump prints."));
-    lab_condition(conds, "script.without_nvidia", without.r == GP_SPAWN_OK && without.status == 1,
-                  script, _("exit 1 when the dump has no nvidia handler"), without.text,
-                  N_("When the dump has no nvidia handler the script must exit 1: a check whose "
-                     "answer never changes checks nothing."));
+    char hint[1024];
+    run_hint(&with, 0, hint, sizeof hint);
+    lab_condition(conds, "script.with_nvidia", run_ok(&with, 0), script,
+                  _("exit 0 when the dump has the nvidia handler"), with.text, hint);
+    run_hint(&without, 1, hint, sizeof hint);
+    lab_condition(conds, "script.without_nvidia", run_ok(&without, 1), script,
+                  _("exit 1 when the dump has no nvidia handler"), without.text, hint);
     if (!traced) return;
     char observed[PATH_MAX + 64];
     if (bad)
-        snprintf(observed, sizeof observed, _("opened %s (%zu config file opens)"), first, bad);
+        gp_msg_snprintf(observed, sizeof observed, _("opened %s (%zu config file opens)"), first,
+                        bad);
     else
         snprintf(observed, sizeof observed, "%s", _("no config file opened"));
     lab_condition(conds, "script.traced_opens", bad == 0, script,
                   _("no containerd config file opened (strace)"), observed,
                   N_("Traced, the script opened a containerd config file: whatever a file says, "
-                     "only the dump tells what containerd loads."));
+                     "only the dump tells what containerd would load."));
 }
 
 static json_t *grade_script(const char *root, const char *gpuop_exe, gp_error *err)
@@ -896,9 +1165,7 @@ static json_t *grade_script(const char *root, const char *gpuop_exe, gp_error *e
     struct stat st;
     if (!rel || stat(rel, &st) != 0 || !realpath(rel, script)) {
         lab_condition(conds, "script.exists", false, rel ? rel : root, _("the file"),
-                      strerror(errno),
-                      N_("Create the file at the path the step names, inside the lab's "
-                         "workspace."));
+                      file_problem(errno), HINT_CREATE);
         free(rel);
         return lab_step_result(4, lab_step_title(4), conds);
     }
@@ -910,7 +1177,7 @@ static json_t *grade_script(const char *root, const char *gpuop_exe, gp_error *e
     }
     bool executable = S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR);
     char mode[32];
-    snprintf(mode, sizeof mode, "mode %04o", (unsigned)(st.st_mode & 07777));
+    gp_msg_snprintf(mode, sizeof mode, _("mode %04o"), (unsigned)(st.st_mode & 07777));
     lab_condition(conds, "script.executable", executable, script, _("executable (chmod +x)"), mode,
                   N_("A boot check or a CI gate runs the script as a program: it needs the "
                      "executable bit."));

@@ -27,4 +27,11 @@ extern const size_t lab_evidence_dump_len;
 extern const char lab_nvidia_dump[];
 extern const size_t lab_nvidia_dump_len;
 
+/* evidence/containerd-config-dump-nvidia-cdi.toml: containerd 1.6.20's dump
+ * of a node whose NVIDIA handler is nvidia-cdi, beside runc (recorded by
+ * record-dump-nvidia-cdi.sh): no nvidia handler, though its text says
+ * nvidia and runtimes.nvidia. Step 4's dump without the handler. */
+extern const char lab_nvidia_cdi_dump[];
+extern const size_t lab_nvidia_cdi_dump_len;
+
 #endif

@@ -5,8 +5,9 @@
  * The grader's result is JSON, the shape `gpuop lab check -o json` prints:
  *   {"step": N, "title": "...", "passed": bool,
  *    "conditions": [{"code", "passed", "where", "expected", "observed", "hint"}]}
- * Titles and hints are message ids (English); the CLI translates them when
- * it renders text, so the JSON stays stable across languages. */
+ * Titles, hints and the fixed words of expected and observed are in the
+ * reader's language (the grader translates them, as gp_error_set does);
+ * codes and `where` stay the same in every language, for scripts. */
 #ifndef GPUOP_LAB_LAB_H
 #define GPUOP_LAB_LAB_H
 
@@ -43,13 +44,15 @@ int lab_params_load(const char *root, lab_params *p, gp_error *err);
 
 /* Appends one condition to `conditions` (a JSON array). `where` is
  * FILE:LINE:COL or an object/field path; expected/observed are what the
- * learner sees; `hint` is a message id pointing at the lesson, never the
- * answer. NULL strings become "". */
+ * learner sees, already translated; `hint` points at the lesson and at the
+ * mistake found, never at the answer: a message id, translated here (a hint
+ * formatted with values is formatted from a translated format, and
+ * translating it again leaves it as it is). NULL strings become "". */
 void lab_condition(json_t *conditions, const char *code, bool passed, const char *where,
                    const char *expected, const char *observed, const char *hint);
 
 /* A step's result object from its conditions (passed = all passed); steals
- * `conditions`. `title` is a message id. */
+ * `conditions`. `title` is a message id, translated here. */
 json_t *lab_step_result(int step, const char *title, json_t *conditions);
 
 /* Step titles, message ids, 1-based. */

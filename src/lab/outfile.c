@@ -1,23 +1,45 @@
 #include "lab/outfile_internal.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "util/file.h"
 
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* s[0..len) without the blanks around it. */
+static char *stripped(const char *s, size_t len)
+{
+    while (len && blank(*s)) {
+        s++;
+        len--;
+    }
+    while (len && blank(s[len - 1]))
+        len--;
+    return strndup(s, len);
+}
+
 static void add_line(lab_outfile *f, unsigned number, const char *start, size_t len)
 {
-    while (len && (start[len - 1] == '\r' || start[len - 1] == ' ' || start[len - 1] == '\t'))
+    while (len && blank(start[len - 1]))
         len--;
-    if (len == 0) return;
+    size_t lead = 0;
+    while (lead < len && blank(start[lead]))
+        lead++;
+    /* blank lines and # comments are not part of the answer */
+    if (lead == len || start[lead] == '#') return;
     lab_line *l = &f->lines[f->count++];
     l->number = number;
     l->text = strndup(start, len);
     const char *eq = memchr(start, '=', len);
     if (!eq) return;
-    l->key = strndup(start, (size_t)(eq - start));
-    l->value = strndup(eq + 1, len - (size_t)(eq - start) - 1);
+    l->key = stripped(start, (size_t)(eq - start));
+    l->value = stripped(eq + 1, len - (size_t)(eq - start) - 1);
 }
 
 int lab_outfile_read(const char *path, lab_outfile *out, gp_error *err)

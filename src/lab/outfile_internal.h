@@ -11,12 +11,13 @@
 
 typedef struct lab_line {
     unsigned number; /* 1-based */
-    char *text;      /* without the newline or a trailing '\r' */
-    char *key;       /* before the first '=', NULL when the line has none */
-    char *value;     /* after it (or NULL) */
+    char *text;      /* without the newline and trailing blanks (' ', '\t', '\r') */
+    char *key;       /* before the first '=', blanks around it cut; NULL without '=' */
+    char *value;     /* after it, blanks around it cut (or NULL) */
 } lab_line;
 
-/* A file's non-empty lines (a final newline, or none, both fine). */
+/* A file's lines that say something: blank lines and lines that start with
+ * '#' are left out (a final newline, or none, both fine). */
 typedef struct lab_outfile {
     char *path;
     lab_line *lines;

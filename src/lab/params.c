@@ -120,14 +120,12 @@ char *lab_params_text(const lab_params *p)
 
 int lab_params_save(const char *root, const lab_params *p, gp_error *err)
 {
-    char *path = lab_path(root, LAB_PARAMS_FILE);
     char *text = lab_params_text(p);
     int rc = -1;
-    if (!path || !text)
+    if (!text)
         gp_error_set(err, root, 0, 0, "out of memory");
     else
-        rc = gp_write_atomic(path, text, strlen(text), 0644, err);
-    free(path);
+        rc = lab_ws_write(root, LAB_PARAMS_FILE, text, strlen(text), 0644, err);
     free(text);
     return rc;
 }

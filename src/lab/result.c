@@ -59,9 +59,10 @@ static json_t *text_value(const char *s)
 void lab_condition(json_t *conditions, const char *code, bool passed, const char *where,
                    const char *expected, const char *observed, const char *hint)
 {
-    json_t *c = json_pack("{s:o, s:b, s:o, s:o, s:o, s:o}", "code", text_value(code), "passed",
-                          passed, "where", text_value(where), "expected", text_value(expected),
-                          "observed", text_value(observed), "hint", text_value(hint));
+    json_t *c =
+        json_pack("{s:o, s:b, s:o, s:o, s:o, s:o}", "code", text_value(code), "passed", passed,
+                  "where", text_value(where), "expected", text_value(expected), "observed",
+                  text_value(observed), "hint", text_value(hint && *hint ? _(hint) : hint));
     if (c) json_array_append_new(conditions, c);
 }
 
@@ -72,6 +73,6 @@ json_t *lab_step_result(int step, const char *title, json_t *conditions)
     json_t *c;
     json_array_foreach(conditions, i, c) passed =
         passed && json_is_true(json_object_get(c, "passed"));
-    return json_pack("{s:i, s:s, s:b, s:o}", "step", step, "title", title ? title : "", "passed",
-                     passed, "conditions", conditions);
+    return json_pack("{s:i, s:s, s:b, s:o}", "step", step, "title", title && *title ? _(title) : "",
+                     "passed", passed, "conditions", conditions);
 }

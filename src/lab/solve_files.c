@@ -106,20 +106,9 @@ static char *merge_lines(const char *root, gp_error *err)
 static int write_in(const char *root, const char *rel, const char *text, mode_t mode,
                     bool force_mode, gp_error *err)
 {
-    char *path = lab_path(root, rel);
-    char *dir = path ? strdup(path) : NULL;
-    if (!dir) {
-        free(path);
-        gp_error_set(err, root, 0, 0, "out of memory");
-        return -1;
-    }
-    *strrchr(dir, '/') = '\0';
     char *backup = NULL;
-    int rc = gp_mkdirs(dir, 0755, err);
-    if (rc == 0) rc = lab_write_keeping(path, text, strlen(text), mode, force_mode, &backup, err);
+    int rc = lab_write_keeping(root, rel, text, strlen(text), mode, force_mode, &backup, err);
     free(backup);
-    free(dir);
-    free(path);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 
 #include "util/buf.h"
 #include "util/i18n.h"
+#include "util/msg.h"
 
 /* One paragraph is one message: a translator gets whole sentences and may
  * reorder the arguments (%2$s), which a sentence built from pieces forbids. */
@@ -15,7 +16,7 @@ static void para(gp_buf *out, const char *fmt, ...)
     if (out->len > 0) gp_buf_addc(out, '\n');
     va_list ap;
     va_start(ap, fmt);
-    gp_buf_vaddf(out, _(fmt), ap);
+    gp_msg_buf_vaddf(out, _(fmt), ap);
     va_end(ap);
     gp_buf_addc(out, '\n');
 }
@@ -59,14 +60,16 @@ static void step3(gp_buf *out, const char *r)
 {
     para(out,
          N_("Read the two files with a TOML parser and write your verdict to %s/out/merge.txt: "
-            "five KEY=VALUE lines in this order, lists comma-separated and sorted."),
+            "five KEY=VALUE lines in this order, lists comma-separated (in any order)."),
          r);
     plain(out,
           N_("  MAIN_RUNTIMES=    the runtime names the main config defines itself\n"
              "  DROPIN_RUNTIMES=  the names the drop-in defines\n"
              "  CONFLICT=         yes when both files define content in the same table, else no\n"
-             "  CONFLICT_TABLE=   the table they collide on, as a TOML key\n"
-             "                    (plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes)\n"
+             "  CONFLICT_TABLE=   the deepest table both put content in, as a TOML key\n"
+             "                    (like plugins.\"io.containerd.grpc.v1.cri\".containerd); any\n"
+             "                    spelling of the same key counts: other quotes, blanks\n"
+             "                    around the dots, its [header] brackets\n"
              "  LOADED_RUNTIMES=  the runtime handlers containerd had loaded"));
     para(out,
          N_("The last line alone is observed, not computed: on the incident day `containerd "
@@ -79,15 +82,24 @@ static void step4(gp_buf *out, const char *r)
 {
     para(out,
          N_("Write %s/bin/check-runtime.sh and make it executable. It calls `containerd config "
-            "dump` by bare name (found through PATH, no absolute path), looks for "
-            "containerd.runtimes.nvidia in its output, and exits 0 when it is there and 1 when it "
-            "is not."),
+            "dump` by bare name (found through PATH, no absolute path), looks in its output for "
+            "the nvidia handler's table, containerd.runtimes.nvidia, and exits 0 when it is there "
+            "and 1 when it is not. Another handler whose name starts with nvidia, such as "
+            "nvidia-cdi, is not it."),
          r);
     plain(out,
           N_("It must never read /etc/containerd/config.toml or any other config file: judging by "
              "files is the very mistake this lab is about. The grader runs the script, with a time "
              "limit, against a stand-in containerd first in PATH: once with a dump that has the "
-             "nvidia handler and once with one that has not."));
+             "nvidia handler and once with a node's dump that has runc and nvidia-cdi. Nothing "
+             "the script leaves running outlives the run."));
+    plain(out,
+          N_("What the dump proves: `containerd config dump` reads the files again, imports "
+             "included, the way containerd merges them, so it shows what a (re)start would load. "
+             "It does not ask the running daemon. What the daemon loaded lives in its CRI status "
+             "(crictl info: the runtimes of its config); node status.runtimeHandlers reports it "
+             "only with containerd 2.0 and later. Run the script at boot, before the kubelet, or "
+             "after every restart, and the two agree."));
 }
 
 static void step5(gp_buf *out, const char *r)
@@ -103,7 +115,10 @@ static void step5(gp_buf *out, const char *r)
          r);
     para(out,
          N_("The pod does not start. Save the reason and the message of its PodScheduled "
-            "condition, as two lines, to %s/out/unscheduled.txt."),
+            "condition, as two lines, to %s/out/unscheduled.txt: the reason, one word, then the "
+            "message word for word as the scheduler wrote it (REASON= and MESSAGE= in front are "
+            "allowed). Copy it from the cluster; the grader checks it against the scheduler's "
+            "record and does not show it."),
          r);
 }
 
@@ -115,7 +130,10 @@ static void step6(gp_buf *out, const lab_params *p, const char *r)
          p->gpus_per_node);
     para(out,
          N_("When the pod is Running, save the three nodes' names and how many nvidia.com/gpu "
-            "each advertises to %s/out/node-gpu.txt, as a two-column table."),
+            "each advertises to %s/out/node-gpu.txt, as a two-column table: on each line a "
+            "node's name and its value, separated by spaces or tabs (not commas); 0, <none> or "
+            "nothing for a node that advertises none; a header line first if you like, as "
+            "kubectl get nodes -o custom-columns prints one."),
          r);
 }
 
@@ -130,9 +148,10 @@ static void step7(gp_buf *out, const lab_params *p, const char *r)
     para(out, N_("Apply it, then raise lab-node-1's advertisement to \"%d\"."),
          p->gpus_per_node * p->replicas);
     para(out,
-         N_("Write seven lines to %s/out/slots.txt: PHYSICAL_GPUS, REPLICAS, ADVERTISED, "
-            "VRAM_PER_GPU_GIB, VRAM_GUARANTEED_PER_SLOT_GIB, VRAM_SHARED_PER_GPU_GIB and "
-            "ISOLATION."),
+         N_("Write seven KEY=VALUE lines to %s/out/slots.txt, in this order: PHYSICAL_GPUS, "
+            "REPLICAS, ADVERTISED, VRAM_PER_GPU_GIB, VRAM_GUARANTEED_PER_SLOT_GIB, "
+            "VRAM_SHARED_PER_GPU_GIB (whole numbers; GiB) and ISOLATION, one of none, "
+            "memory-limit (MPS), exclusive (one pod a GPU) or hardware (MIG)."),
          r);
     para(out, N_("The hardware: %d %s GPUs of %d GiB each per node."), p->gpus_per_node,
          p->gpu_model, p->gpu_memory_gib);
@@ -147,11 +166,17 @@ static void step8(gp_buf *out, const lab_params *p, const char *r)
          r, p->ds_old_image, p->ds_old_memory);
     para(out,
          N_("Once all three pods are Ready, change the image to %s and, in the same change, the "
-            "memory request to %dGi."),
+            "memory request to %dGi: one update (one kubectl apply or kubectl patch). The grader "
+            "reads the DaemonSet's revisions: two updates, one for each field, are not the "
+            "incident."),
          p->ds_new_image, p->ds_request_gib);
     para(out,
-         N_("When the rollout stops, write six lines to %s/out/rollout.txt: DESIRED, UPDATED, "
-            "READY, OLD_IMAGE_PODS, MAX_UNAVAILABLE, and BLOCKER=insufficient-memory."),
+         N_("When the rollout stops, write six KEY=VALUE lines to %s/out/rollout.txt, in this "
+            "order: DESIRED, UPDATED, READY, OLD_IMAGE_PODS, MAX_UNAVAILABLE (whole numbers, "
+            "read from the live DaemonSet and its pods) and BLOCKER, the waiting pod's reason in "
+            "gpuop's words: insufficient-<resource> (insufficient-memory, insufficient-cpu, "
+            "...), untolerated-taint, node-affinity, node-not-ready, unschedulable-node, "
+            "image-pull or crash-loop."),
          r);
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "util/i18n.h"
+#include "util/ko_particle.h"
 
 void gp_error_set(gp_error *err, const char *file, unsigned line, unsigned col, const char *fmt,
                   ...)
@@ -21,4 +22,5 @@ void gp_error_set(gp_error *err, const char *file, unsigned line, unsigned col, 
     va_start(ap, fmt);
     vsnprintf(err->text + n, sizeof err->text - (size_t)n, _(fmt), ap);
     va_end(ap);
+    gp_ko_particles(err->text + n);
 }

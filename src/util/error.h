@@ -20,7 +20,8 @@ typedef struct gp_error {
 
 /* "FILE:LINE:COL: message"; the position is left out when line is 0 and the
  * file when it is NULL. Accepts a NULL err (the caller does not want it).
- * The format is a message id: it is translated (gettext) before use. */
+ * The format is a message id: it is translated (gettext) before use, and
+ * the Korean particles after its values are chosen (util/ko_particle.h). */
 void gp_error_set(gp_error *err, const char *file, unsigned line, unsigned col, const char *fmt,
                   ...) GP_PRINTF(5, 6);
 

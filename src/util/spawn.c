@@ -1,4 +1,6 @@
 #include "util/spawn.h"
+#include "util/daemon.h"
+#include "util/spawn_capture_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,23 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A dump is tens of kilobytes; anything past this is not a tool's answer. */
-#define SPAWN_MAX_OUTPUT (64u << 20)
-
-typedef struct capture {
-    int fd; /* -1 once the program closed it */
-    char *buf;
-    size_t len, cap;
-} capture;
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void close_fd(int *fd)
+void gp_close_fd(int *fd)
 {
     if (*fd >= 0) close(*fd);
     *fd = -1;
@@ -64,11 +50,11 @@ static void run_child(char *const argv[], int out_fd, int err_fd, int report_fd)
 
 /* Reads what is available on one pipe; returns -1 on a read error or when
  * the output grows past the limit. */
-static int drain(capture *c)
+static int drain(gp_capture *c)
 {
     if (c->cap - c->len < 4096) {
         size_t cap = c->cap ? c->cap * 2 : 16384;
-        if (cap > SPAWN_MAX_OUTPUT) return -1;
+        if (cap > GP_CAPTURE_MAX) return -1;
         char *buf = realloc(c->buf, cap + 1);
         if (!buf) return -1;
         c->buf = buf;
@@ -76,17 +62,15 @@ static int drain(capture *c)
     }
     ssize_t n = read(c->fd, c->buf + c->len, c->cap - c->len);
     if (n < 0) return errno == EINTR || errno == EAGAIN ? 0 : -1;
-    if (n == 0) close_fd(&c->fd);
+    if (n == 0) gp_close_fd(&c->fd);
     c->len += (size_t)n;
     return 0;
 }
 
-/* Collects both pipes until the program closes them or the deadline passes.
- * Returns 0, 1 on timeout, -1 on error. */
-static int collect(capture *cs, long long deadline)
+int gp_capture_collect(gp_capture *cs, long long deadline)
 {
     while (cs[0].fd >= 0 || cs[1].fd >= 0) {
-        long long left = deadline - now_ms();
+        long long left = deadline - gp_now_ms();
         if (left <= 0) return 1;
         struct pollfd p[2] = {{.fd = cs[0].fd, .events = POLLIN},
                               {.fd = cs[1].fd, .events = POLLIN}};
@@ -106,7 +90,7 @@ static int reap(pid_t pid, long long deadline, int *status)
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid) return 0;
         if (r < 0 && errno != EINTR) return -1;
-        if (now_ms() >= deadline) return 1;
+        if (gp_now_ms() >= deadline) return 1;
         struct timespec pause = {0, 5 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
@@ -144,9 +128,9 @@ static int open_pipes(int out[2], int err[2], int report[2])
 static void close_pipes(int out[2], int err[2], int report[2])
 {
     for (int i = 0; i < 2; i++) {
-        close_fd(&out[i]);
-        close_fd(&err[i]);
-        close_fd(&report[i]);
+        gp_close_fd(&out[i]);
+        gp_close_fd(&err[i]);
+        gp_close_fd(&report[i]);
     }
 }
 
@@ -161,7 +145,7 @@ static gp_spawn_result exec_failure(const char *prog, int e, gp_error *err)
 }
 
 /* Runs the program with the pipes open; fills the captures. */
-static gp_spawn_result run(char *const argv[], int timeout_ms, capture cs[2], int *exit_status,
+static gp_spawn_result run(char *const argv[], int timeout_ms, gp_capture cs[2], int *exit_status,
                            gp_error *err)
 {
     int out[2], errp[2], report[2];
@@ -170,13 +154,13 @@ static gp_spawn_result run(char *const argv[], int timeout_ms, capture cs[2], in
         gp_error_set(err, NULL, 0, 0, "cannot run %s: %s", argv[0], strerror(errno));
         return GP_SPAWN_ERROR;
     }
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = gp_now_ms() + timeout_ms;
     pid_t pid = fork();
     if (pid == 0) run_child(argv, out[1], errp[1], report[1]);
     int fork_errno = errno;
-    close_fd(&out[1]);
-    close_fd(&errp[1]);
-    close_fd(&report[1]);
+    gp_close_fd(&out[1]);
+    gp_close_fd(&errp[1]);
+    gp_close_fd(&report[1]);
     if (pid < 0) {
         close_pipes(out, errp, report);
         gp_error_set(err, NULL, 0, 0, "cannot run %s: %s", argv[0], strerror(fork_errno));
@@ -193,7 +177,7 @@ static gp_spawn_result run(char *const argv[], int timeout_ms, capture cs[2], in
         return exec_failure(argv[0], e, err);
     }
     int status = 0;
-    int rc = collect(cs, deadline);
+    int rc = gp_capture_collect(cs, deadline);
     if (rc == 0) rc = reap(pid, deadline, &status);
     if (rc != 0) {
         kill_and_reap(pid);
@@ -208,8 +192,7 @@ static gp_spawn_result run(char *const argv[], int timeout_ms, capture cs[2], in
     return GP_SPAWN_OK;
 }
 
-/* A NUL-terminated, never-NULL copy of the bytes collected. */
-static char *finish_buffer(capture *c, size_t *len)
+char *gp_capture_finish(gp_capture *c, size_t *len)
 {
     if (!c->buf) c->buf = malloc(1);
     if (c->buf) c->buf[c->len] = '\0';
@@ -224,13 +207,13 @@ gp_spawn_result gp_spawn_capture(char *const argv[], int timeout_ms, char **stdo
                                  int *exit_status, gp_error *err)
 {
     *stdout_buf = *stderr_buf = NULL;
-    capture cs[2] = {{.fd = -1}, {.fd = -1}};
+    gp_capture cs[2] = {{.fd = -1}, {.fd = -1}};
     gp_spawn_result r = run(argv, timeout_ms, cs, exit_status, err);
-    close_fd(&cs[0].fd);
-    close_fd(&cs[1].fd);
+    gp_close_fd(&cs[0].fd);
+    gp_close_fd(&cs[1].fd);
     if (r == GP_SPAWN_OK) {
-        *stdout_buf = finish_buffer(&cs[0], stdout_len);
-        *stderr_buf = finish_buffer(&cs[1], stderr_len);
+        *stdout_buf = gp_capture_finish(&cs[0], stdout_len);
+        *stderr_buf = gp_capture_finish(&cs[1], stderr_len);
         if (!*stdout_buf || !*stderr_buf) {
             free(*stdout_buf);
             free(*stderr_buf);

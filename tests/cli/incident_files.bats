@@ -56,3 +56,10 @@ teardown() {
     [ "${lines[3]}" = "> imports = [\"$root/etc/containerd/conf.d/*.toml\"]" ]
     [ "${#lines[@]}" -eq 4 ]
 }
+
+@test "the nvidia-cdi dump is containerd 1.6.20's, recorded again by its script" {
+    command -v containerd >/dev/null || skip "no containerd installed"
+    case "$(containerd --version)" in *" 1.6.20"*) ;; *) skip "not containerd 1.6.20" ;; esac
+    "$incident/record-dump-nvidia-cdi.sh" containerd "$tmp/cdi.toml" >/dev/null
+    cmp "$tmp/cdi.toml" "$incident/evidence/containerd-config-dump-nvidia-cdi.toml"
+}

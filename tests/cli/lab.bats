@@ -107,7 +107,9 @@ YAML
     run "$GPUOP" lab status --root ""
     [ "$status" -eq 2 ]
     run "$GPUOP" lab status --root "$ROOT/"
-    [ "$status" -eq 0 ]
+    # steps 6-8 are not done yet: status says so with 1
+    [ "$status" -eq 1 ]
+    [[ "${lines[0]}" == "Workspace: $ROOT (seed 0)" ]]
     bad=$LAB_TMP/$'w\xff'
     "$GPUOP" lab init --root "$bad" >/dev/null
     run "$GPUOP" lab check 1 --root "$bad" -o json
@@ -209,6 +211,34 @@ YAML
     done
 }
 
+@test "the cluster steps' check, in text, JSON and JUnit, and status leave no English in ko or ja" {
+    # a mistake in every cluster step, so that each prints what it found and a hint
+    for f in unscheduled.txt node-gpu.txt slots.txt rollout.txt; do cp "$ROOT/out/$f" "$ROOT/out/$f.good"; done
+    printf 'Pending\n0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n' >"$ROOT/out/unscheduled.txt"
+    printf 'lab-node-0,4\nlab-node-1,\nlab-node-2,\n' >"$ROOT/out/node-gpu.txt"
+    sed -i 's/^ISOLATION=.*/ISOLATION=hardware/; s/^VRAM_GUARANTEED_PER_SLOT_GIB=.*/VRAM_GUARANTEED_PER_SLOT_GIB=8/' "$ROOT/out/slots.txt"
+    sed -i 's/^BLOCKER=.*/BLOCKER=insufficient-cpu/' "$ROOT/out/rollout.txt"
+    for lang in ko_KR.UTF-8 ja_JP.UTF-8; do
+        short=${lang%%_*}
+        for o in text json junit; do
+            env LANG=$lang "$GPUOP" lab check --root "$ROOT" -o $o >"$LAB_TMP/$o.$short" || true
+        done
+        env LANG=$lang "$GPUOP" lab status --root "$ROOT" >>"$LAB_TMP/text.$short" || true
+        env LANG=$lang "$GPUOP" lab steps --root "$ROOT" >>"$LAB_TMP/text.$short"
+    done
+    for f in unscheduled.txt node-gpu.txt slots.txt rollout.txt; do restore "$ROOT/out/$f"; done
+    for short in ko ja; do
+        for o in text json junit; do
+            run python3 "$GPUOP_SRC/tests/cli/untranslated.py" $o "$short" <"$LAB_TMP/$o.$short"
+            echo "$output"
+            [ "$status" -eq 0 ]
+        done
+    done
+    cp "$LAB_TMP/text.ko" "$LAB_TMP/out.ko"
+    # every failed condition printed its hint, in the language asked for
+    [ "$(grep -c '힌트:' "$LAB_TMP/out.ko")" -ge 6 ]
+}
+
 @test "junit output is well-formed and counts the failures" {
     cp "$ROOT/out/slots.txt" "$ROOT/out/slots.txt.good"
     sed -i 's/^ISOLATION=.*/ISOLATION=hardware/' "$ROOT/out/slots.txt"
@@ -239,11 +269,19 @@ assert fails == ["out.slots.isolation"], fails'
     [ "$(echo "$output" | python3 -c 'import json,sys; print(json.load(sys.stdin)["passed"])')" = 0 ]
 }
 
-@test "down stops the cluster; check then cannot tell" {
+@test "down stops the cluster; status says stopped, check then cannot tell and says why" {
     run "$GPUOP" lab down --root "$ROOT"
     [ "$status" -eq 0 ]
+    run "$GPUOP" lab status --root "$ROOT"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"Cluster:   stopped (embedded, data in "*"'gpuop lab up' starts it again"* ]]
+    [[ "$output" != *"none yet"* ]]
     run "$GPUOP" lab check 6 --root "$ROOT"
     [ "$status" -eq 2 ]
+    [[ "$output" == *"is stopped ('gpuop lab down'); 'gpuop lab up' starts it again"* ]]
     run "$GPUOP" lab check 1 --root "$ROOT"
     [ "$status" -eq 1 ]
+    run "$GPUOP" lab down --root "$ROOT"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"already stopped"* ]]
 }

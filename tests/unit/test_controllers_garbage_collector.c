@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "controllers/garbage_collector_internal.h"
+#include "controllers/namespace_internal.h"
 #include "kube/patch.h"
 #include "kube/smp.h"
 

@@ -1,10 +1,9 @@
 /* The lab's file steps 1-4 (../shared/design/lab.md): parameters, the
- * workspace, the grader and the solver.
- *
- * Good answers are the incident's own files (examples/incident/, which lab.md
- * asks for) and the lines lab.md gives (tests/data/lab/merge-lab-md.txt); bad
- * ones are the mistakes the lab is about (tests/data/lab/); each bad one must
- * fail with the condition that names the mistake. Step 4 runs scripts
+ * workspace, the solver, and what the grader says besides its verdicts:
+ * where (file:line:col), what it shows, how it treats the machine. The
+ * verdicts themselves, right and wrong answers for every step, are the
+ * corpus' (test_lab_corpus.c, tests/data/lab/corpus/); good answers here are the
+ * incident's own files (examples/incident/). Step 4 runs scripts
  * against gpuop as the stand-in containerd: set GPUOP to the gpuop binary,
  * else those tests are skipped. */
 #define _XOPEN_SOURCE 700
@@ -15,6 +14,7 @@
 #include <cmocka.h>
 
 #include "json_assert.h"
+#include "procs.h"
 
 #include <ftw.h>
 #include <stdio.h>
@@ -324,20 +324,19 @@ static void params_save_and_load(void **state)
 
 /* ---- the workspace ---- */
 
+/* $HOME/gpuop for everyone: root's HOME is /root in the seeds' pod, and a
+ * root session with another HOME must not take /root/gpuop, another
+ * person's workspace on the same machine. */
 static void default_root(void **state)
 {
     (void)state;
+    char *saved = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", "/srv/learner", 1);
     char *root = lab_default_root();
-    assert_non_null(root);
-    if (geteuid() == 0) {
-        /* The seeds' learner is root, in /root/gpuop. */
-        assert_string_equal(root, "/root/gpuop");
-    } else {
-        char want[4096];
-        snprintf(want, sizeof want, "%s/gpuop", getenv("HOME"));
-        assert_string_equal(root, want);
-    }
+    assert_string_equal(root, "/srv/learner/gpuop");
     free(root);
+    if (saved) setenv("HOME", saved, 1);
+    free(saved);
 }
 
 static void init_makes_the_layout_and_the_evidence(void **state)
@@ -378,6 +377,18 @@ static void init_makes_the_layout_and_the_evidence(void **state)
     assert_int_equal(d.cri, CD_CRI_INVALID);
     assert_string_equal(d.cri_error, "no corresponding runtime configured in `containerd.runtimes` "
                                      "for `containerd` `default_runtime_name = \"runc\"");
+    cd_dump_free(&d);
+
+    /* The step 4 dump without the handler: runc and nvidia-cdi, valid, and
+     * a text that a loose search for nvidia or runtimes.nvidia still finds. */
+    assert_int_equal(
+        cd_dump_parse(lab_nvidia_cdi_dump, strlen(lab_nvidia_cdi_dump), "cdi", &d, &err), 0);
+    assert_int_equal(d.handlers.n, 2);
+    assert_string_equal(d.handlers.items[0], "nvidia-cdi");
+    assert_string_equal(d.handlers.items[1], "runc");
+    assert_int_equal(d.cri, CD_CRI_VALID);
+    assert_false(cd_dump_handler_loaded(&d, "nvidia"));
+    assert_non_null(strstr(lab_nvidia_cdi_dump, "containerd.runtimes.nvidia"));
     cd_dump_free(&d);
 }
 
@@ -427,15 +438,6 @@ static void solve_backs_up_a_differing_file(void **state)
 
 /* ---- step 1 ---- */
 
-static void step1_reference_and_lab_md_pass(void **state)
-{
-    fixture *f = *state;
-    solve(f, 1);
-    assert_passes(grade(f, 1));
-    put_incident(f, LAB_MAIN_CONFIG);
-    assert_passes(grade(f, 1));
-}
-
 static void step1_systemd_cgroup_as_string_fails(void **state)
 {
     fixture *f = *state;
@@ -455,35 +457,6 @@ static void step1_systemd_cgroup_as_string_fails(void **state)
     assert_condition_passes(r, "main.default_runtime");
     assert_condition_passes(r, "main.runc.runtime_type");
     free(path);
-    json_decref(r);
-}
-
-static void step1_version_missing_fails(void **state)
-{
-    fixture *f = *state;
-    put_data(f, LAB_MAIN_CONFIG, "main-no-version.toml", 0644);
-    json_t *r = grade(f, 1);
-    assert_string_equal(field(assert_fails_with(r, "main.version"), "observed"), "absent");
-    assert_condition_passes(r, "main.runc.systemd_cgroup");
-    json_decref(r);
-    /* `version = 2` under a table header is that table's key, not the file's. */
-    put_data(f, LAB_MAIN_CONFIG, "main-version-in-table.toml", 0644);
-    r = grade(f, 1);
-    assert_fails_with(r, "main.version");
-    json_decref(r);
-    put_text(f, LAB_MAIN_CONFIG, "version = \"2\"\n", 0644);
-    r = grade(f, 1);
-    assert_string_equal(field(assert_fails_with(r, "main.version"), "observed"), "\"2\" (string)");
-    json_decref(r);
-}
-
-static void step1_imports_without_conf_d_fails(void **state)
-{
-    fixture *f = *state;
-    put_data(f, LAB_MAIN_CONFIG, "main-imports-no-confd.toml", 0644);
-    json_t *r = grade(f, 1);
-    assert_fails_with(r, "main.imports");
-    assert_condition_passes(r, "main.version");
     json_decref(r);
 }
 
@@ -526,48 +499,12 @@ static void step2_reference_and_lab_md_pass(void **state)
     free(solved);
 }
 
-static void step2_binary_name_wrong_fails(void **state)
-{
-    fixture *f = *state;
-    put_data(f, LAB_DROPIN, "dropin-binaryname-wrong.toml", 0644);
-    json_t *r = grade(f, 2);
-    const json_t *c = assert_fails_with(r, "dropin.nvidia.binary_name");
-    assert_string_equal(field(c, "observed"), "\"/usr/bin/nvidia-ctk\"");
-    assert_condition_passes(r, "dropin.nvidia.runtime_type");
-    assert_condition_passes(r, "dropin.nvidia.systemd_cgroup");
-    json_decref(r);
-}
-
-static void step2_other_plugin_table_fails(void **state)
-{
-    fixture *f = *state;
-    put_data(f, LAB_DROPIN, "dropin-v1-plugin-name.toml", 0644);
-    json_t *r = grade(f, 2);
-    assert_fails_with(r, "dropin.nvidia.runtime_type");
-    assert_fails_with(r, "dropin.nvidia.binary_name");
-    json_decref(r);
-    put_data(f, LAB_DROPIN, "dropin-no-options.toml", 0644);
-    r = grade(f, 2);
-    assert_condition_passes(r, "dropin.nvidia.runtime_type");
-    assert_fails_with(r, "dropin.nvidia.binary_name");
-    assert_fails_with(r, "dropin.nvidia.systemd_cgroup");
-    json_decref(r);
-}
-
 /* ---- step 3 ---- */
 
 static void files_as_lab_md(const fixture *f)
 {
     put_incident(f, LAB_MAIN_CONFIG);
     put_incident(f, LAB_DROPIN);
-}
-
-static void step3_lab_md_answer_passes(void **state)
-{
-    fixture *f = *state;
-    files_as_lab_md(f);
-    put_data(f, LAB_MERGE_OUT, "merge-lab-md.txt", 0644);
-    assert_passes(grade(f, 3));
 }
 
 static void step3_solver_writes_lab_md_lines(void **state)
@@ -631,19 +568,6 @@ static void step3_solver_writes_what_merge_prints(void **state)
     free(solved);
 }
 
-static void step3_loaded_runtimes_computed_fails(void **state)
-{
-    fixture *f = *state;
-    files_as_lab_md(f);
-    put_data(f, LAB_MERGE_OUT, "merge-loaded-computed.txt", 0644);
-    json_t *r = grade(f, 3);
-    const json_t *c = assert_fails_with(r, "merge.loaded_runtimes");
-    assert_string_equal(field(c, "expected"), "LOADED_RUNTIMES=runc");
-    assert_non_null(strstr(field(c, "hint"), "observed"));
-    assert_condition_passes(r, "merge.conflict_table");
-    json_decref(r);
-}
-
 static void step3_conflict_table_of_wrong_depth_fails(void **state)
 {
     fixture *f = *state;
@@ -661,24 +585,6 @@ static void step3_conflict_table_of_wrong_depth_fails(void **state)
     put_data(f, LAB_MERGE_OUT, "merge-table-too-deep.txt", 0644);
     r = grade(f, 3);
     assert_fails_with(r, "merge.conflict_table");
-    json_decref(r);
-}
-
-static void step3_no_conflict_and_order_fail(void **state)
-{
-    fixture *f = *state;
-    files_as_lab_md(f);
-    put_data(f, LAB_MERGE_OUT, "merge-no-conflict.txt", 0644);
-    json_t *r = grade(f, 3);
-    assert_fails_with(r, "merge.conflict");
-    assert_fails_with(r, "merge.conflict_table");
-    json_decref(r);
-    put_data(f, LAB_MERGE_OUT, "merge-out-of-order.txt", 0644);
-    r = grade(f, 3);
-    assert_fails_with(r, "merge.format");
-    /* Each value is still judged by its key. */
-    assert_condition_passes(r, "merge.conflict");
-    assert_condition_passes(r, "merge.conflict_table");
     json_decref(r);
 }
 
@@ -735,33 +641,6 @@ static bool have_gpuop(void)
     return false;
 }
 
-static void step4_reference_and_plain_answer_pass(void **state)
-{
-    fixture *f = *state;
-    if (!have_gpuop()) skip();
-    solve(f, 4);
-    char *path = in_root(f, LAB_CHECK_SCRIPT);
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0755);
-    free(path);
-    assert_passes(grade(f, 4));
-    put_data(f, LAB_CHECK_SCRIPT, "check-good.sh", 0755);
-    assert_passes(grade(f, 4));
-}
-
-static void step4_not_executable_still_runs(void **state)
-{
-    fixture *f = *state;
-    if (!have_gpuop()) skip();
-    put_data(f, LAB_CHECK_SCRIPT, "check-good.sh", 0644);
-    json_t *r = grade(f, 4);
-    assert_fails_with(r, "script.executable");
-    assert_condition_passes(r, "script.with_nvidia");
-    assert_condition_passes(r, "script.without_nvidia");
-    json_decref(r);
-}
-
 static void step4_reading_the_config_fails(void **state)
 {
     fixture *f = *state;
@@ -777,52 +656,6 @@ static void step4_reading_the_config_fails(void **state)
     json_decref(r);
 }
 
-static bool strace_works(void)
-{
-    return access("/usr/bin/strace", X_OK) == 0 &&
-           system("strace -f -o /dev/null true >/dev/null 2>&1") == 0;
-}
-
-static void step4_hidden_config_read_fails_traced(void **state)
-{
-    fixture *f = *state;
-    if (!have_gpuop()) skip();
-    if (!strace_works()) {
-        print_message("strace does not work here: the traced check is not tested\n");
-        skip();
-    }
-    put_data(f, LAB_CHECK_SCRIPT, "check-hidden-config-read.sh", 0755);
-    json_t *r = grade(f, 4);
-    /* No text search sees it... */
-    assert_condition_passes(r, "script.no_config_read");
-    /* ...the traced run does. */
-    const json_t *c = assert_fails_with(r, "script.traced_opens");
-    assert_non_null(strstr(field(c, "observed"), "/etc/containerd/config.toml"));
-    json_decref(r);
-}
-
-static void step4_always_zero_fails(void **state)
-{
-    fixture *f = *state;
-    if (!have_gpuop()) skip();
-    put_data(f, LAB_CHECK_SCRIPT, "check-always-0.sh", 0755);
-    json_t *r = grade(f, 4);
-    assert_condition_passes(r, "script.with_nvidia");
-    assert_string_equal(field(assert_fails_with(r, "script.without_nvidia"), "observed"), "exit 0");
-    json_decref(r);
-}
-
-static void step4_absolute_path_fails(void **state)
-{
-    fixture *f = *state;
-    if (!have_gpuop()) skip();
-    put_data(f, LAB_CHECK_SCRIPT, "check-absolute-path.sh", 0755);
-    json_t *r = grade(f, 4);
-    assert_condition_passes(r, "script.calls_dump");
-    assert_fails_with(r, "script.bare_name");
-    json_decref(r);
-}
-
 static void step4_never_ending_script_is_killed(void **state)
 {
     fixture *f = *state;
@@ -833,7 +666,7 @@ static void step4_never_ending_script_is_killed(void **state)
     json_t *r = grade(f, 4);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const json_t *c = assert_fails_with(r, "script.with_nvidia");
-    assert_non_null(strstr(field(c, "observed"), "killed"));
+    assert_non_null(strstr(field(c, "observed"), "stopped"));
     assert_fails_with(r, "script.without_nvidia");
     /* Two runs, each killed at the limit; a grader that waited for the
      * script would never get here. */
@@ -842,13 +675,26 @@ static void step4_never_ending_script_is_killed(void **state)
     json_decref(r);
 }
 
-static void step4_missing_script(void **state)
+/* Issue 17: a check script that starts jobs in a session of their own and
+ * through a double fork, and answers right. Its answer stands (the grader
+ * does not wait for the jobs, and no run is traced into failing), and when
+ * the grading returns, none of the jobs is left. */
+static void step4_nothing_outlives_the_check(void **state)
 {
     fixture *f = *state;
+    if (!have_gpuop()) skip();
+    put_text(f, LAB_CHECK_SCRIPT,
+             "#!/bin/sh\n"
+             "setsid sleep 4244.1 &\n"
+             "( sleep 4244.2 & )\n"
+             "(setsid sh -c 'sleep 4244.3 &' &)\n"
+             "containerd config dump | grep -qF 'containerd.runtimes.nvidia]'\n",
+             0755);
     json_t *r = grade(f, 4);
-    assert_fails_with(r, "script.exists");
-    assert_int_equal(json_array_size(json_object_get(r, "conditions")), 1);
-    json_decref(r);
+    assert_false(test_sleep_running("4244.1"));
+    assert_false(test_sleep_running("4244.2"));
+    assert_false(test_sleep_running("4244.3"));
+    assert_passes(r);
 }
 
 static void check_script_matches_the_cli_form(void **state)
@@ -920,30 +766,17 @@ int main(void)
         T(init_makes_the_layout_and_the_evidence),
         T(init_never_overwrites),
         T(solve_backs_up_a_differing_file),
-        T(step1_reference_and_lab_md_pass),
         T(step1_systemd_cgroup_as_string_fails),
-        T(step1_version_missing_fails),
-        T(step1_imports_without_conf_d_fails),
         T(step1_missing_or_broken_file_gives_one_condition),
         T(step2_reference_and_lab_md_pass),
-        T(step2_binary_name_wrong_fails),
-        T(step2_other_plugin_table_fails),
-        T(step3_lab_md_answer_passes),
         T(step3_solver_writes_lab_md_lines),
         T(step3_solver_writes_what_merge_prints),
-        T(step3_loaded_runtimes_computed_fails),
         T(step3_conflict_table_of_wrong_depth_fails),
-        T(step3_no_conflict_and_order_fail),
         T(step3_expectations_follow_the_files),
         T(step3_without_inputs_or_evidence),
-        T(step4_missing_script),
-        T(step4_reference_and_plain_answer_pass),
-        T(step4_not_executable_still_runs),
         T(step4_reading_the_config_fails),
-        T(step4_hidden_config_read_fails_traced),
-        T(step4_always_zero_fails),
-        T(step4_absolute_path_fails),
         T(step4_never_ending_script_is_killed),
+        T(step4_nothing_outlives_the_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,2 @@
+#!/bin/sh
+containerd config default | grep -qF 'runtimes.nvidia]'
