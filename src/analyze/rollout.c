@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/nodes.h"
+#include "analyze/common.h"
 #include "analyze/sched_message.h"
 #include "kube/daemonset.h"
 #include "kube/json.h"

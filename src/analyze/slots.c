@@ -8,7 +8,7 @@
 
 #include "analyze/devplugin_config.h"
 #include "analyze/mig_internal.h"
-#include "analyze/nodes.h"
+#include "analyze/common.h"
 #include "kube/json.h"
 #include "kube/quantity.h"
 #include "util/i18n.h"

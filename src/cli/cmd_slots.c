@@ -56,8 +56,8 @@ static int parse_args(int argc, char **argv, slots_args *a)
         bool takes = false;
         for (size_t v = 0; valued[v]; v++)
             takes |= strcmp(arg, valued[v]) == 0;
-        if (!takes) return cli_usage_error("slots", _("unexpected argument '%s'"), arg);
-        if (i + 1 >= argc) return cli_usage_error("slots", _("%s needs a value"), arg);
+        if (!takes) return cli_kube_usage("slots", _("unexpected argument '%s'"), arg);
+        if (i + 1 >= argc) return cli_kube_usage("slots", _("%s needs a value"), arg);
         const char *value = argv[++i];
         if (strcmp(arg, "--config") == 0) {
             a->config = value;
@@ -68,13 +68,13 @@ static int parse_args(int argc, char **argv, slots_args *a)
         } else if (strcmp(arg, "--gpus") == 0) {
             a->in.gpus = atoi(value);
             if (a->in.gpus <= 0)
-                return cli_usage_error("slots", _("--gpus wants a positive number"));
+                return cli_kube_usage("slots", _("--gpus wants a positive number"));
         } else if (strcmp(arg, "--gpu-model") == 0) {
             a->in.gpu_model = value;
         } else if (strcmp(arg, "--gpu-memory") == 0) {
             a->in.gpu_memory_mib = atol(value);
             if (a->in.gpu_memory_mib <= 0)
-                return cli_usage_error("slots", _("--gpu-memory wants MiB, a positive number"));
+                return cli_kube_usage("slots", _("--gpu-memory wants MiB, a positive number"));
         } else if (strcmp(arg, "--resource") == 0) {
             a->in.resource = value;
         } else if (strcmp(arg, "--plugin-version") == 0) {
@@ -84,11 +84,11 @@ static int parse_args(int argc, char **argv, slots_args *a)
         } else if (strcmp(arg, "--fallbacks") == 0) {
             a->in.fallbacks = value;
         } else if (cli_kube_format(value, true, &a->fmt) != 0) {
-            return cli_usage_error("slots", _("-o wants text, json or lab"));
+            return cli_kube_usage("slots", _("-o wants text, json or lab"));
         }
     }
     if (a->config && a->configmap)
-        return cli_usage_error("slots", _("--config and --configmap exclude each other"));
+        return cli_kube_usage("slots", _("--config and --configmap exclude each other"));
     if (a->node && !cli_kube_name_ok("slots", "node", a->node)) return EXIT_CANNOT_TELL;
     if (a->configmap) {
         char name[512];
@@ -96,7 +96,7 @@ static int parse_args(int argc, char **argv, slots_args *a)
         name[strcspn(name, ":")] = '\0';
         const char *slash = strchr(name, '/');
         if (slash && (size_t)(slash - name) == 0)
-            return cli_usage_error("slots", _("'%s' is not a valid %s name"), "", "namespace");
+            return cli_kube_usage("slots", _("'%s' is not a valid %s name"), "", "namespace");
         if (!cli_kube_name_ok("slots", "ConfigMap", slash ? slash + 1 : name))
             return EXIT_CANNOT_TELL;
     }
@@ -134,7 +134,7 @@ static kc_result fetch_node(kc_client *c, const char *name, json_t **node, gp_er
     return kc_get(c, path, node, err);
 }
 
-int cli_cmd_slots(int argc, char **argv)
+static int run_slots(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) {
@@ -150,10 +150,7 @@ int cli_cmd_slots(int argc, char **argv)
     kc_client *c = NULL;
     if (a.config) {
         text = gp_read_file(a.config, &a.in.config_len, &err);
-        if (!text) {
-            cli_report(&err);
-            return EXIT_CANNOT_TELL;
-        }
+        if (!text) return cli_kube_report_error("input", &err, a.config);
         a.in.config_text = text;
         a.in.config_name = a.config;
     }
@@ -172,8 +169,7 @@ int cli_cmd_slots(int argc, char **argv)
     }
     json_t *report = an_slots(&a.in, &err);
     if (!report) {
-        cli_report(&err);
-        rc = EXIT_CANNOT_TELL;
+        rc = cli_kube_report_error("input", &err, "");
         goto out;
     }
     rc = cli_kube_print_report(report, a.fmt, an_slots_render);
@@ -187,4 +183,10 @@ out:
     json_decref(node);
     free(text);
     return rc;
+}
+
+int cli_cmd_slots(int argc, char **argv)
+{
+    cli_kube_errors_begin();
+    return cli_kube_errors_end(run_slots(argc, argv), argc, argv, AN_SCHEMA_SLOTS);
 }

@@ -66,7 +66,7 @@ static kc_result feed(kc_client *c, an_why_pending *b, const char *ns, gp_error 
     return r;
 }
 
-int cli_cmd_why_pending(int argc, char **argv)
+static int run_why_pending(int argc, char **argv)
 {
     cli_kube_object o;
     int rc = cli_kube_object_args(argc, argv, "why-pending", true, why_pending_usage,
@@ -92,13 +92,16 @@ int cli_cmd_why_pending(int argc, char **argv)
     }
     json_t *report = an_why_pending_finish(b, &err);
     an_why_pending_free(b);
-    if (!report) {
-        cli_report(&err);
-        return EXIT_CANNOT_TELL;
-    }
+    if (!report) return cli_kube_report_error("out-of-memory", &err, "");
     rc = cli_kube_print_report(report, o.fmt, an_why_pending_render);
     const char *layer = json_string_value(json_object_get(report, "layer"));
     if (rc == EXIT_HOLDS && layer && strcmp(layer, "none") != 0) rc = EXIT_DOES_NOT_HOLD;
     json_decref(report);
     return rc;
+}
+
+int cli_cmd_why_pending(int argc, char **argv)
+{
+    cli_kube_errors_begin();
+    return cli_kube_errors_end(run_why_pending(argc, argv), argc, argv, AN_SCHEMA_WHY_PENDING);
 }

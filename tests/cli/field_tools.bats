@@ -1,0 +1,104 @@
+#!/usr/bin/env bats
+# The field tools (nodes, why-pending, rollout, slots) on the broken states
+# operators meet: each snapshot of tests/data/analyze is put back into an
+# embedded API server without controllers by the real kubectl
+# (load_fixture.py), and the tools read it as they read any cluster.
+
+setup_file() {
+    export FT_TMP
+    FT_TMP=$(mktemp -d)
+    export HOME="$FT_TMP/home" KUBECONFIG="$FT_TMP/kubeconfig"
+    mkdir -p "$HOME"
+}
+
+teardown_file() {
+    rm -rf "$FT_TMP"
+}
+
+teardown() {
+    [ -f "$FT_TMP/data/apiserver.pid" ] && "$GPUOP" cluster down --data "$FT_TMP/data" >/dev/null 2>&1
+    rm -rf "$FT_TMP/data"
+}
+
+# NAME: an empty API server holding the snapshot NAME.json.
+load_snapshot() {
+    "$GPUOP" cluster up --no-controllers --data "$FT_TMP/data" >/dev/null
+    python3 "$GPUOP_SRC/tests/cli/load_fixture.py" "$GPUOP_SRC/tests/data/analyze/$1.json"
+}
+
+# A JSON field of a report on stdin: "a.b.0.c".
+field() { python3 -c 'import json,sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v if not isinstance(v, (dict, list)) else json.dumps(v))' "$1"; }
+
+# The codes of a node's flags, "code:severity" per line.
+node_flags() { python3 -c 'import json,sys
+r = json.load(sys.stdin)
+for n in r["nodes"]:
+    if n["name"] == sys.argv[1]:
+        for f in n["flags"]:
+            print(f["code"] + ":" + f["severity"])' "$1"; }
+
+@test "nodes: a renamed time-slicing resource is a warning, an error only for the Pending plain pods" {
+    load_snapshot field-renamed
+    run "$GPUOP" nodes -o json
+    [ "$status" -eq 1 ]
+    flags=$(echo "$output" | node_flags lab-node-0)
+    [[ "$flags" == *"renamed:warning"* ]]
+    [[ "$flags" == *"plain-requests-pending:error"* ]]
+    [[ "$flags" != *"gpus-lost"* ]]
+    [ "$(echo "$output" | field schema)" = gpuop/nodes/1 ]
+    # what kubectl shows of the node's resources
+    shared=$(kubectl get node lab-node-0 -o jsonpath='{.status.allocatable.nvidia\.com/gpu\.shared}')
+    got=$(echo "$output" | python3 -c 'import json,sys
+print(json.load(sys.stdin)["nodes"][0]["other_resources"]["nvidia.com/gpu.shared"]["allocatable"])')
+    [ "$got" = "$shared" ]
+    # once the plain pod is gone, only the warning is left: exit 0
+    kubectl delete pod -n gpu-lab cuda-probe --wait=false >/dev/null
+    run "$GPUOP" nodes
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"renamed (warning)"* ]]
+    [[ "$output" == *"gpu.shared=$shared"* ]]
+}
+
+@test "nodes: a NotReady GPU node exits 1; a cordoned node's GPUs are not free" {
+    load_snapshot field-nodes-down
+    run "$GPUOP" nodes
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"1 requested, 3 free"* ]]
+    [[ "$output" == *"lab-node-2: not-ready (error)"* ]]
+    [[ "$output" == *"lab-node-1: cordoned (warning)"* ]]
+    # the STATUS column is kubectl's
+    for n in lab-node-1 lab-node-2; do
+        want=$(kubectl get node "$n" --no-headers | awk '{print $2}')
+        line=$(echo "$output" | grep "^$n ")
+        [ "$(echo "$line" | awk '{print $2}')" = "$want" ]
+    done
+}
+
+@test "nodes: GPU Operator gates, MIG and driver upgrade states, device plugin pods" {
+    load_snapshot field-operator-gates
+    run "$GPUOP" nodes -o json
+    [ "$status" -eq 1 ]
+    [[ "$(echo "$output" | node_flags lab-node-1)" == *"gate-paused:error"* ]]
+    [[ "$(echo "$output" | node_flags lab-node-1)" == *"mig-config-failed:error"* ]]
+    [[ "$(echo "$output" | node_flags lab-node-2)" == *"gate-off:warning"* ]]
+    [ "$(echo "$output" | field nodes.1.operator.mig_config_state)" = failed ]
+    pod=$(kubectl get pods -n gpu-operator --field-selector spec.nodeName=lab-node-0 -o jsonpath='{.items[0].metadata.name}')
+    [ "$(echo "$output" | field nodes.0.operator.device_plugin.pod)" = "gpu-operator/$pod" ]
+    [ "$(echo "$output" | field nodes.1.operator.device_plugin)" = None ]
+}
+
+@test "every report's -o json: an error object on stdout when it cannot tell" {
+    for cmd in "nodes" "why-pending gpu-lab/x" "rollout gpu-operator/x" "slots --node x"; do
+        run $GPUOP $cmd -o json --context no-such-context
+        [ "$status" -eq 2 ]
+        [ "$(echo "$output" | sed -n '/^{/,/^}/p' | field error.code)" = unreachable ]
+        [[ "$(echo "$output" | sed -n '/^{/,/^}/p' | field schema)" == gpuop/* ]]
+    done
+    run "$GPUOP" nodes -o json --no-such-option
+    [ "$status" -eq 2 ]
+    [ "$(echo "$output" | sed -n '/^{/,/^}/p' | field error.code)" = usage ]
+}
