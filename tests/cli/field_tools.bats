@@ -91,6 +91,80 @@ print(json.load(sys.stdin)["nodes"][0]["other_resources"]["nvidia.com/gpu.shared
     [ "$(echo "$output" | field nodes.1.operator.device_plugin)" = None ]
 }
 
+@test "why-pending: a renamed resource is named, not taken for a lost plugin" {
+    load_snapshot field-renamed
+    run "$GPUOP" why-pending gpu-lab/cuda-probe -o json
+    [ "$status" -eq 1 ]
+    [ "$(echo "$output" | field layer)" = resource-name ]
+    [ "$(echo "$output" | field next.0.code)" = resource-renamed ]
+    [[ "$output" != *gpus-lost* ]]
+    [ "$(echo "$output" | field schema)" = gpuop/why-pending/1 ]
+}
+
+@test "why-pending: the plugin pods' sandbox events, kubectl's own command forms" {
+    load_snapshot incident-runtime-missing
+    run "$GPUOP" why-pending gpu-lab/cuda-probe
+    [ "$status" -eq 1 ]
+    # each plugin pod's FailedCreatePodSandBox, as kubectl shows the events
+    for pod in $(kubectl get pods -n gpu-operator -o jsonpath='{.items[*].metadata.name}'); do
+        msg=$(kubectl get events -n gpu-operator --field-selector "involvedObject.name=$pod,reason=FailedCreatePodSandBox" -o jsonpath='{.items[0].message}')
+        [ -n "$msg" ]
+        [[ "$(echo "$output" | grep "gpu-operator/$pod ")" == *"$msg"* ]]
+    done
+    [[ "$output" != *"kubectl logs gpu-operator/"* ]]
+    # the step is a command kubectl takes as it is printed
+    cmd=$(echo "$output" | sed -n 's/^  \(kubectl describe pod -n [^:]*\):.*/\1/p' | head -1)
+    [ -n "$cmd" ]
+    $cmd >/dev/null
+}
+
+@test "why-pending: the handler the sandbox misses is the one to check" {
+    load_snapshot field-cdi-handler-missing
+    run "$GPUOP" why-pending gpu-lab/cuda-probe
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"gpuop containerd check nvidia-cdi "* ]]
+    [[ "$output" != *"gpuop containerd check nvidia "* ]]
+}
+
+@test "why-pending --all groups every Pending GPU pod by cause" {
+    load_snapshot field-renamed
+    # a second pod like cuda-probe, Pending for the same reason
+    kubectl get pod -n gpu-lab cuda-probe -o json | python3 -c 'import json,sys
+p = json.load(sys.stdin); m = p["metadata"]
+for k in ("uid", "resourceVersion", "creationTimestamp", "managedFields"): m.pop(k, None)
+m["name"] = "cuda-probe-2"
+print(json.dumps(p))' >"$FT_TMP/second.json"
+    kubectl create -f "$FT_TMP/second.json" >/dev/null
+    kubectl get pod -n gpu-lab cuda-probe-2 -o json | python3 -c 'import json,sys
+p = json.load(sys.stdin); p["status"] = json.load(open(sys.argv[1]))["status"]
+print(json.dumps(p))' "$FT_TMP/second.json" | kubectl replace --subresource=status -f - >/dev/null
+    run "$GPUOP" why-pending --all -o json
+    [ "$status" -eq 1 ]
+    [ "$(echo "$output" | field schema)" = gpuop/why-pending-all/1 ]
+    [ "$(echo "$output" | field pods)" = 2 ]
+    [ "$(echo "$output" | field groups.0.layer)" = resource-name ]
+    [ "$(echo "$output" | field groups.0.count)" = 2 ]
+    run "$GPUOP" why-pending --all -o lab
+    [ "$output" = "LAYER=resource-name BLOCKER=insufficient-nvidia.com/gpu PODS=2" ]
+}
+
+@test "why-pending -w waits until the verdict changes" {
+    load_snapshot field-renamed
+    timeout 60 "$GPUOP" why-pending gpu-lab/cuda-probe -w -o lab >"$FT_TMP/watch.out" 2>&1 &
+    pid=$!
+    for _ in $(seq 50); do [ -s "$FT_TMP/watch.out" ] && break; sleep 0.1; done
+    [ "$(head -1 "$FT_TMP/watch.out")" = LAYER=resource-name ]
+    kill -0 "$pid" # still watching
+    # the node advertises plain GPUs again; the pod changes too
+    kubectl patch node lab-node-0 --subresource=status --type=merge \
+        -p '{"status":{"capacity":{"nvidia.com/gpu":"4"},"allocatable":{"nvidia.com/gpu":"4"}}}' >/dev/null
+    kubectl annotate pod -n gpu-lab cuda-probe gpuop.test/touched=1 >/dev/null
+    rc=0
+    wait "$pid" || rc=$?
+    [ "$rc" -eq 1 ]
+    [ "$(sed -n 3p "$FT_TMP/watch.out")" = LAYER=scheduler ]
+}
+
 @test "every report's -o json: an error object on stdout when it cannot tell" {
     for cmd in "nodes" "why-pending gpu-lab/x" "rollout gpu-operator/x" "slots --node x"; do
         run $GPUOP $cmd -o json --context no-such-context
