@@ -165,6 +165,26 @@ print(json.dumps(p))' "$FT_TMP/second.json" | kubectl replace --subresource=stat
     [ "$(sed -n 3p "$FT_TMP/watch.out")" = LAYER=scheduler ]
 }
 
+@test "rollout: device plugin pods that cannot start name their blocker" {
+    load_snapshot incident-runtime-missing
+    run "$GPUOP" rollout gpu-operator/nvidia-device-plugin-daemonset -o lab
+    [ "$status" -eq 1 ]
+    [ "$(echo "$output" | sed -n 6p)" = BLOCKER=runtime-handler-missing ]
+    run "$GPUOP" rollout gpu-operator/nvidia-device-plugin-daemonset -o json
+    [ "$(echo "$output" | field schema)" = gpuop/rollout/1 ]
+    [[ "$(echo "$output" | field stuck.0.message)" == *'no runtime for "nvidia" is configured'* ]]
+}
+
+@test "rollout: a DaemonSet whose pods cannot be created reads the controller's FailedCreate" {
+    load_snapshot field-ds-runtimeclass-missing
+    run "$GPUOP" rollout gpu-operator/nvidia-device-plugin-daemonset
+    [ "$status" -eq 1 ]
+    msg=$(kubectl get events -n gpu-operator --field-selector reason=FailedCreate -o jsonpath='{.items[0].message}')
+    [[ "$output" == *"cannot create pods for 3 nodes: $msg"* ]]
+    run "$GPUOP" rollout gpu-operator/nvidia-device-plugin-daemonset -o lab
+    [ "$(echo "$output" | sed -n 6p)" = BLOCKER=runtimeclass-missing ]
+}
+
 @test "every report's -o json: an error object on stdout when it cannot tell" {
     for cmd in "nodes" "why-pending gpu-lab/x" "rollout gpu-operator/x" "slots --node x"; do
         run $GPUOP $cmd -o json --context no-such-context
