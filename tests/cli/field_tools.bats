@@ -185,6 +185,31 @@ print(json.dumps(p))' "$FT_TMP/second.json" | kubectl replace --subresource=stat
     [ "$(echo "$output" | sed -n 6p)" = BLOCKER=runtimeclass-missing ]
 }
 
+@test "slots: every shared resource, MIG counts from the node's layout" {
+    load_snapshot field-mig
+    run "$GPUOP" slots --configmap gpu-operator/time-slicing-config --node lab-node-0 \
+        --mig-configmap gpu-operator/default-mig-parted-config -o json
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | field schema)" = gpuop/slots/1 ]
+    [ "$(echo "$output" | field resources.1.resource)" = nvidia.com/mig-3g.20gb ]
+    count=$(kubectl get node lab-node-0 -o jsonpath='{.metadata.labels.nvidia\.com/mig-3g\.20gb\.count}')
+    cap=$(kubectl get node lab-node-0 -o jsonpath='{.status.capacity.nvidia\.com/mig-3g\.20gb}')
+    [ "$(echo "$output" | field resources.1.devices)" = "$count" ]
+    [ "$(echo "$output" | field resources.1.advertised_computed)" = "$cap" ]
+    [ "$(echo "$output" | field mig.layout.name)" = "$(kubectl get node lab-node-0 -o jsonpath='{.metadata.labels.nvidia\.com/mig\.config}')" ]
+    run "$GPUOP" slots --configmap gpu-operator/time-slicing-config --node lab-node-0
+    [[ "$output" != *"MIG instead"* ]]
+    [[ "$output" != *"all of the GPU's memory"* ]]
+}
+
+@test "slots: migStrategy Mixed is refused with the plugin's own words" {
+    printf 'version: v1\nflags:\n  migStrategy: Mixed\n' >"$FT_TMP/mixed.yaml"
+    run "$GPUOP" slots --config "$FT_TMP/mixed.yaml" --gpus 4 --gpu-model A100-40GB
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"mixed.yaml:3:16: unknown MIG strategy: Mixed"* ]]
+    [[ "$output" == *"the plugin logs: error starting plugins: unable to validate flags: unknown MIG strategy: Mixed"* ]]
+}
+
 @test "every report's -o json: an error object on stdout when it cannot tell" {
     for cmd in "nodes" "why-pending gpu-lab/x" "rollout gpu-operator/x" "slots --node x"; do
         run $GPUOP $cmd -o json --context no-such-context
