@@ -121,8 +121,7 @@ static json_t *toleration_texts(const json_t *tolerations)
 
 /* ---- each candidate ---- */
 
-/* The label keys the pod's selection names. */
-static void selection_keys(const json_t *spec, json_t *keys)
+void an_placement_label_keys(const json_t *spec, json_t *keys)
 {
     const char *key;
     json_t *v;
@@ -380,7 +379,7 @@ json_t *an_placement(const json_t *pod, const an_placement_node *nodes, size_t n
 {
     const json_t *spec = kube_obj(pod, "spec");
     json_t *keys = json_object();
-    selection_keys(spec, keys);
+    an_placement_label_keys(spec, keys);
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(list, node_section(spec, keys, &nodes[i]));

@@ -41,6 +41,11 @@ typedef struct an_placement_node {
     bool unschedulable;
 } an_placement_node;
 
+/* Sets keys[key] = true for every label key the pod spec's node selection
+ * names (nodeSelector, required node affinity): the node labels the
+ * section reads. */
+void an_placement_label_keys(const json_t *pod_spec, json_t *keys);
+
 /* A new reference; NULL when out of memory. */
 json_t *an_placement(const json_t *pod, const an_placement_node *nodes, size_t n);
 

@@ -99,12 +99,29 @@ void wp_cluster_free(wp_cluster *c)
     an_node_table_free(c->nodes, node_rec_free);
     json_decref(c->runtimeclasses);
     json_decref(c->warnings);
+    json_decref(c->label_keys);
     memset(c, 0, sizeof *c);
 }
 
 static json_t *copy_or_null(const json_t *v)
 {
     return v ? json_deep_copy(v) : NULL;
+}
+
+/* The labels a report reads: GFD's count, and those the target's node
+ * selection names (all of them when the targets are not known yet). */
+static json_t *node_labels(const wp_cluster *c, const json_t *labels)
+{
+    if (!labels || !c->label_keys) return copy_or_null(labels);
+    json_t *out = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)labels, key, v)
+    {
+        if (strcmp(key, "nvidia.com/gpu.count") == 0 || json_object_get(c->label_keys, key))
+            json_object_set(out, key, v);
+    }
+    return out;
 }
 
 void wp_cluster_add_node(wp_cluster *c, const json_t *node)
@@ -120,7 +137,7 @@ void wp_cluster_add_node(wp_cluster *c, const json_t *node)
     snprintf(r->ready, sizeof r->ready, "%s", kube_str(kube_condition(node, "Ready"), "status"));
     r->unschedulable = kube_true(kube_obj(node, "spec"), "unschedulable");
     const json_t *status = kube_obj(node, "status");
-    r->labels = copy_or_null(kube_obj(kube_obj(node, "metadata"), "labels"));
+    r->labels = node_labels(c, kube_obj(kube_obj(node, "metadata"), "labels"));
     r->taints = copy_or_null(kube_arr(kube_obj(node, "spec"), "taints"));
     r->capacity = copy_or_null(kube_obj(status, "capacity"));
     r->allocatable = copy_or_null(kube_obj(status, "allocatable"));
@@ -890,6 +907,8 @@ an_why_pending *an_why_pending_new(const json_t *pod, gp_error *err)
         an_why_pending_free(b);
         return NULL;
     }
+    if ((b->c.label_keys = json_object()))
+        an_placement_label_keys(kube_obj(b->t.pod, "spec"), b->c.label_keys);
     return b;
 }
 

@@ -32,6 +32,7 @@ typedef struct wp_cluster {
     size_t nplugins, pcap;
     an_event_log events;    /* Pod events by "ns/name@uid" (or "ns/name") */
     json_t *runtimeclasses; /* name -> handler */
+    json_t *label_keys;     /* node labels kept (NULL: all): a big fleet's are not */
     json_t *warnings;
     bool names_full, oom;
 } wp_cluster;

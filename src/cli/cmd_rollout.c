@@ -15,12 +15,15 @@ static void rollout_usage(FILE *out)
             "\n"
             "Desired, updated, ready and available pods, the pods still on the old\n"
             "template, the maxUnavailable budget and who spends it, a per-node fit\n"
-            "table for the new pod, each stuck pod's scheduler message classified\n"
-            "into a blocker (insufficient-memory, untolerated-taint, ...), and every\n"
-            "field read, with its value.\n"
+            "table for the new pod, each stuck pod's scheduler message or kubelet\n"
+            "event classified into a blocker (insufficient-memory, untolerated-taint,\n"
+            "runtime-handler-missing, ...), the controller's FailedCreate when it\n"
+            "cannot create pods (runtimeclass-missing, pod-create-forbidden, ...),\n"
+            "and every field read, with its value.\n"
             "  -o lab   the six lines of lab step 8\n"
             "\n"
-            "Exit status: 0 rolled out, 1 stalled or still progressing, 2 cannot tell.\n"),
+            "Exit status: 0 rolled out, 1 stalled or still progressing, 2 cannot tell\n"
+            "(with -o json, an error object on stdout).\n"),
           out);
     cli_kube_options_help(out);
 }
