@@ -375,6 +375,20 @@ static void test_cdi_handler_missing(void **state)
     assert_string_equal(arg(check, 1), "nvidia-cdi");
     assert_non_null(strstr(str(r, "verdict"), "no runtime for \"nvidia-cdi\" is configured"));
     json_decref(r);
+    /* The event's word wins: a RuntimeClass "gpu" that was not read, whose
+     * handler the sandbox event names. */
+    r = generated(
+        GPU_POD,
+        "[{'kind':'Node','metadata':{'name':'g0'},'status':{}},"
+        "{'kind':'Pod','metadata':{'name':'nvidia-device-plugin-x','namespace':'gpu-operator',"
+        "'uid':'p1'},'spec':{'nodeName':'g0','runtimeClassName':'gpu','containers':[{'name':"
+        "'c'}]},'status':{'phase':'Pending'}},"
+        "{'kind':'Event','involvedObject':{'kind':'Pod','name':'nvidia-device-plugin-x',"
+        "'namespace':'gpu-operator','uid':'p1'},'reason':'FailedCreatePodSandBox','type':"
+        "'Warning','message':'Failed to create pod sandbox: rpc error: code = Unknown desc = "
+        "failed to get sandbox runtime: no runtime for \\\"nvidia-cdi\\\" is configured'}]");
+    assert_string_equal(arg(step(r, "containerd-check"), 1), "nvidia-cdi");
+    json_decref(r);
 }
 
 /* renameByDefault (1.4): the pod asks for plain nvidia.com/gpu, the node
@@ -456,9 +470,6 @@ static void test_placement_taint(void **state)
     json_decref(r);
 }
 
-/* "gpu-product-selector": the selector wants the H100 node, which has too
- * few GPUs; the A100 node has another product. No selector change is
- * right (a node satisfies it), so no fix; the mismatch is shown. */
 /* A Pending pod (written with single quotes) whose PodScheduled condition
  * says `message` (written as it is: the scheduler's words hold quotes). */
 static json_t *pending_with(const char *pod, const char *message)
@@ -485,6 +496,29 @@ static json_t *generated_pod(json_t *pod, const char *items)
     "'name':'train','controller':true,'uid':'j1'}]},'spec':{'nodeSelector':{"                      \
     "'nvidia.com/gpu.product':'NVIDIA-H100-80GB-HBM3'},'containers':[{'name':'c','resources':{"    \
     "'limits':{'nvidia.com/gpu':'" gpus "'}}}]}}"
+
+/* A node that is down carries node.kubernetes.io/unreachable: the fix
+ * tolerates the GPU taint, never the lifecycle one (the node is what needs
+ * fixing then). */
+static void test_placement_skips_lifecycle_taints(void **state)
+{
+    (void)state;
+    json_t *r = generated_pod(
+        pending_with("{'kind':'Pod','metadata':{'name':'p','namespace':'ml'},'spec':{"
+                     "'containers':[{'name':'c','resources':{'limits':{'nvidia.com/gpu':'1'}}}]}}",
+                     "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: "
+                     "present}."),
+        "[{'kind':'Node','metadata':{'name':'a'},'spec':{'taints':[{'key':'nvidia.com/gpu',"
+        "'value':'present','effect':'NoSchedule'},{'key':'node.kubernetes.io/unreachable',"
+        "'effect':'NoSchedule'}]},'status':{'allocatable':{'nvidia.com/gpu':'8'}}}]");
+    const json_t *p = json_object_get(r, "placement");
+    const json_t *a = json_array_get(json_object_get(p, "nodes"), 0);
+    assert_int_equal(json_array_size(json_object_get(a, "untolerated")), 2);
+    const char *yaml = str(json_object_get(p, "fix"), "yaml");
+    assert_non_null(strstr(yaml, "- key: nvidia.com/gpu\n"));
+    assert_null(strstr(yaml, "unreachable"));
+    json_decref(r);
+}
 
 /* "gpu-product-selector": the selector wants the H100 node, which has too
  * few GPUs; the A100 node has another product. No selector change is
@@ -546,6 +580,13 @@ static void test_all_pending_grouped(void **state)
         "nvidia.com/gpu.shared, 2 Insufficient nvidia.com/gpu.shared.'}]}}]");
     json_array_extend(items, extra);
     json_decref(extra);
+    /* The same layer for another reason: a selector no node matches. */
+    json_t *picky = pending_with(
+        "{'kind':'Pod','metadata':{'name':'picky','namespace':'gpu-lab','uid':'x4'},'spec':{"
+        "'nodeSelector':{'pool':'h100'},'containers':[{'name':'c','resources':{'limits':{"
+        "'nvidia.com/gpu.shared':'1'}}}]}}",
+        "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.");
+    json_array_append_new(items, picky);
     gp_error err = {0};
     json_t *r[2];
     for (int backwards = 0; backwards < 2; backwards++) {
@@ -564,9 +605,9 @@ static void test_all_pending_grouped(void **state)
         an_pending_all_free(b);
     }
     assert_json_equal(r[1], r[0]);
-    assert_int_equal(json_integer_value(json_object_get(r[0], "pods")), 3);
+    assert_int_equal(json_integer_value(json_object_get(r[0], "pods")), 4);
     const json_t *groups = json_object_get(r[0], "groups");
-    assert_int_equal(json_array_size(groups), 2);
+    assert_int_equal(json_array_size(groups), 3);
     const json_t *g0 = json_array_get(groups, 0), *g1 = json_array_get(groups, 1);
     assert_string_equal(str(g0, "layer"), "resource-name");
     assert_int_equal(json_integer_value(json_object_get(g0, "count")), 2);
@@ -574,13 +615,16 @@ static void test_all_pending_grouped(void **state)
                         "gpu-lab/cuda-probe");
     assert_string_equal(str(g1, "layer"), "scheduler");
     assert_string_equal(str(g1, "blocker"), "insufficient-nvidia.com/gpu.shared");
+    const json_t *g2 = json_array_get(groups, 2);
+    assert_string_equal(str(g2, "blocker"), "node-affinity");
     /* the one-pod report says the same of each */
     json_t *one = analyze(items, find_pod(items, "gpu-lab", "big"), 0);
     assert_string_equal(str(one, "layer"), "scheduler");
     json_decref(one);
     char *lab = an_pending_all_render(r[0], AN_LAB);
     assert_string_equal(lab, "LAYER=resource-name BLOCKER=insufficient-nvidia.com/gpu PODS=2\n"
-                             "LAYER=scheduler BLOCKER=insufficient-nvidia.com/gpu.shared PODS=1\n");
+                             "LAYER=scheduler BLOCKER=insufficient-nvidia.com/gpu.shared PODS=1\n"
+                             "LAYER=scheduler BLOCKER=node-affinity PODS=1\n");
     free(lab);
     json_decref(r[0]);
     json_decref(r[1]);
@@ -606,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_mig_resource_name),
         cmocka_unit_test(test_placement_taint),
         cmocka_unit_test(test_placement_selector),
+        cmocka_unit_test(test_placement_skips_lifecycle_taints),
         cmocka_unit_test(test_all_pending_grouped),
     };
     return cmocka_run_group_tests_name("analyze_why_pending", tests, NULL, NULL);
