@@ -250,9 +250,10 @@ json_t *an_mig_layout_parse(const char *text, size_t len, const char *name, cons
                           "a device group needs devices: all or a list of GPU indices");
             goto done;
         }
-        json_array_append_new(out, json_pack("{s:O, s:b, s:O}", "devices", devices, "mig_enabled",
-                                             json_is_true(json_object_get(g, "mig-enabled")),
-                                             "mig_devices", mig ? mig : json_object()));
+        json_array_append_new(out,
+                              json_pack("{s:O, s:b, s:o}", "devices", devices, "mig_enabled",
+                                        json_is_true(json_object_get(g, "mig-enabled")),
+                                        "mig_devices", mig ? json_deep_copy(mig) : json_object()));
     }
 done:
     json_decref(docs);
@@ -288,6 +289,27 @@ long an_mig_layout_instances(const json_t *layout, const char *profile, long gpu
         }
     }
     return total;
+}
+
+long an_mig_layout_full_gpus(const json_t *layout, long gpus)
+{
+    long full = 0;
+    size_t i;
+    const json_t *g;
+    json_array_foreach(layout, i, g)
+    {
+        if (json_is_true(json_object_get(g, "mig_enabled"))) continue;
+        const json_t *devices = json_object_get(g, "devices");
+        if (json_is_string(devices)) return gpus;
+        size_t k;
+        const json_t *d;
+        json_array_foreach(devices, k, d)
+        {
+            long idx = (long)json_integer_value(d);
+            full += idx >= 0 && idx < gpus;
+        }
+    }
+    return full;
 }
 
 void an_mig_layout_check(const json_t *layout, const char *layout_name, const an_gpu_model *m,

@@ -88,6 +88,11 @@ json_t *an_mig_layout_parse(const char *text, size_t len, const char *name, cons
  * the count one GPU of the first group with the profile holds (0: none). */
 long an_mig_layout_instances(const json_t *layout, const char *profile, long gpus, long *per_gpu);
 
+/* The GPUs the layout leaves out of MIG (groups with mig-enabled false),
+ * of `gpus` GPUs: the full GPUs the mixed strategy advertises as
+ * nvidia.com/gpu (2.3). */
+long an_mig_layout_full_gpus(const json_t *layout, long gpus);
+
 /* Appends a warning per group of the layout that cannot be made on one GPU
  * of model m: a profile the model does not have, more instances of one
  * profile than its maximum, or more compute or memory slices than the GPU

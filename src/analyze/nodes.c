@@ -547,6 +547,14 @@ static json_t *plugin_json(const node_info *ni)
                      ni->plugin_ready);
 }
 
+/* A new reference to v, else the fallback (itself new). */
+static json_t *shared_or(json_t *v, json_t *fallback)
+{
+    if (!v) return fallback;
+    json_decref(fallback);
+    return json_incref(v);
+}
+
 static json_t *node_report(const an_nodes *b, const an_node_entry *e, const node_info *ni,
                            kube_quantity *free_out, bool *schedulable)
 {
@@ -563,14 +571,14 @@ static json_t *node_report(const an_nodes *b, const an_node_entry *e, const node
     for (size_t i = 0; i < L_N; i++)
         json_object_set_new(labels, label_names[i], text_or_null(ni->labels[i]));
     json_t *n =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:O, s:b, s:b, s:o, s:o, s:s, s:O}", "name",
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:b, s:b, s:o, s:o, s:s, s:o}", "name",
                   e->name, "status", status, "ready", ni->ready, "ready_reason",
                   ni->ready_reason ? ni->ready_reason : "", "ready_message",
                   ni->ready_message ? ni->ready_message : "", "unschedulable", ni->unschedulable,
-                  "taints", ni->taints ? ni->taints : json_array(), "seen", e->seen, "schedulable",
+                  "taints", shared_or(ni->taints, json_array()), "seen", e->seen, "schedulable",
                   *schedulable, "capacity", text_or_null(ni->capacity), "allocatable",
                   text_or_null(ni->allocatable), "advertisement", advertisement(ni),
-                  "other_resources", ni->others ? ni->others : json_object());
+                  "other_resources", shared_or(ni->others, json_object()));
     if (!n) return NULL;
     kube_quantity_format(&e->sums[0], buf);
     json_object_set_new(n, "requested", json_string(buf));
@@ -581,12 +589,12 @@ static json_t *node_report(const an_nodes *b, const an_node_entry *e, const node
     json_object_set_new(n, "pods", json_integer((json_int_t)ni->pods));
     json_object_set_new(n, "labels", labels);
     json_object_set_new(n, "operator",
-                        json_pack("{s:O, s:o, s:o, s:o, s:o}", "labels",
-                                  ni->operator_labels ? ni->operator_labels : json_object(),
-                                  "mig_config", text_or_null(label_of(ni, MIG_CONFIG)),
-                                  "mig_config_state", text_or_null(label_of(ni, MIG_STATE)),
-                                  "driver_upgrade_state", text_or_null(label_of(ni, UPGRADE_STATE)),
-                                  "device_plugin", plugin_json(ni)));
+                        json_pack("{s:o, s:o, s:o, s:o, s:o}", "labels",
+                                  shared_or(ni->operator_labels, json_object()), "mig_config",
+                                  text_or_null(label_of(ni, MIG_CONFIG)), "mig_config_state",
+                                  text_or_null(label_of(ni, MIG_STATE)), "driver_upgrade_state",
+                                  text_or_null(label_of(ni, UPGRADE_STATE)), "device_plugin",
+                                  plugin_json(ni)));
     json_object_set_new(n, "flags", node_flags(b, ni));
     return n;
 }

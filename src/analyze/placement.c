@@ -385,8 +385,8 @@ json_t *an_placement(const json_t *pod, const an_placement_node *nodes, size_t n
         json_array_append_new(list, node_section(spec, keys, &nodes[i]));
     json_decref(keys);
     const json_t *selector = kube_obj(spec, "nodeSelector");
-    return json_pack("{s:{s:O, s:o, s:o}, s:o, s:o}", "pod", "node_selector",
-                     selector ? selector : json_object(), "affinity",
+    return json_pack("{s:{s:o, s:o, s:o}, s:o, s:o}", "pod", "node_selector",
+                     selector ? json_deep_copy(selector) : json_object(), "affinity",
                      affinity_texts(kube_required_node_affinity(spec)), "tolerations",
                      toleration_texts(kube_arr(spec, "tolerations")), "nodes", list, "fix",
                      fix(pod, nodes, n));

@@ -292,7 +292,7 @@ static int mig_devices(const an_slots_input *in, const char *resource, const jso
 }
 
 static int find_hardware(const an_slots_input *in, const char *resource, const json_t *layout,
-                         bool need, hardware *hw, json_t *warnings, gp_error *err)
+                         bool mixed, bool need, hardware *hw, json_t *warnings, gp_error *err)
 {
     memset(hw, 0, sizeof *hw);
     hw->gpus = -1;
@@ -322,6 +322,10 @@ static int find_hardware(const an_slots_input *in, const char *resource, const j
     }
     if (mig) {
         if (mig_devices(in, resource, layout, count_key, need, hw, warnings, err) < 0) return -1;
+    } else if (hw->gpus >= 0 && layout && mixed) {
+        /* Mixed: nvidia.com/gpu is the GPUs the layout leaves out of MIG. */
+        hw->devices = an_mig_layout_full_gpus(layout, hw->gpus);
+        hw->devices_source = "mig-layout";
     } else if (hw->gpus >= 0) {
         hw->devices = hw->gpus;
         hw->devices_source = hw->gpus_source;
@@ -572,7 +576,9 @@ static json_t *resource_report(const an_slots_input *in, const json_t *cfg, cons
     const char *served = entry ? json_string_value(json_object_get(entry, "served")) : resource;
     long replicas = entry ? (long)json_integer_value(json_object_get(entry, "replicas")) : 1;
     hardware hw;
-    if (find_hardware(in, resource, layout, cfg != NULL, &hw, warnings, err) != 0) return NULL;
+    bool mixed = mig_strategy && strcmp(mig_strategy, "mixed") == 0;
+    if (find_hardware(in, resource, layout, mixed, cfg != NULL, &hw, warnings, err) != 0)
+        return NULL;
     json_t *r = json_object();
     json_object_set_new(r, "resource", json_string(resource));
     json_object_set_new(r, "resource_served", json_string(served));

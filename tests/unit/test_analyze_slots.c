@@ -724,6 +724,13 @@ static void test_mig_count_from_layout(void **state)
         assert_string_equal(s(json_object_get(r, "sources"), "devices"), "mig-layout");
         json_decref(r);
     }
+    /* half-3g leaves GPUs 0 and 1 out of MIG: under the mixed strategy they
+     * are the nvidia.com/gpu devices (2.3), 2 and not 4. */
+    r = slots_with_layout(
+        "mig-3g.yaml", "half-3g",
+        (an_slots_input){.gpus = 4, .gpu_model = "A100-40GB", .resource = "nvidia.com/gpu"});
+    assert_int_equal(num(r, "devices"), 2);
+    json_decref(r);
     /* A layout the GPU cannot hold is said so (2.1, 2.2). */
     r = slots_with_layout("mig-3g.yaml", "too-many", hw);
     assert_has_warning(r, "MIG layout too-many: 3 x 3g.20gb on one A100-40GB, at most 2 fit "
