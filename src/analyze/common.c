@@ -10,6 +10,7 @@
 #include "kube/pod_requests.h"
 #include "util/i18n.h"
 #include "util/hash.h"
+#include "util/msg.h"
 
 /* ---- objects ---- */
 
@@ -497,5 +498,5 @@ void an_format_args(char *buf, size_t size, const char *fmt, const json_t *args)
         a[i] = s ? s : "";
     }
     /* Arguments past the format's last %s are ignored (C11 7.21.6.1). */
-    snprintf(buf, size, fmt, a[0], a[1], a[2], a[3]);
+    gp_msg_snprintf(buf, size, fmt, a[0], a[1], a[2], a[3]);
 }

@@ -10,6 +10,7 @@
 #include "kube/pod.h"
 #include "kube/pod_print.h"
 #include "util/i18n.h"
+#include "util/msg.h"
 
 #define DRIVER_LABEL   "nvidia.com/cuda.driver-version.full"
 #define GATE_PREFIX    "nvidia.com/gpu.deploy."
@@ -697,11 +698,12 @@ static void render_verdict(const json_t *report, FILE *out)
     json_int_t flagged = json_integer_value(json_object_get(s, "flagged"));
     json_int_t warned = json_integer_value(json_object_get(s, "warned"));
     if (adv == 0)
-        fprintf(out, _("no node advertises %s (%lld nodes)"), res, (long long)nodes);
+        gp_msg_fprintf(out, _("no node advertises %s (%lld nodes)"), res, (long long)nodes);
     else
-        fprintf(out, _("%lld of %lld nodes advertise %s: %s allocatable, %s requested, %s free"),
-                (long long)adv, (long long)nodes, res, kube_str(s, "allocatable"),
-                kube_str(s, "requested"), kube_str(s, "free"));
+        gp_msg_fprintf(out,
+                       _("%lld of %lld nodes advertise %s: %s allocatable, %s requested, %s free"),
+                       (long long)adv, (long long)nodes, res, kube_str(s, "allocatable"),
+                       kube_str(s, "requested"), kube_str(s, "free"));
     if (flagged) fprintf(out, _("; %lld flagged"), (long long)flagged);
     if (warned) fprintf(out, _("; %lld with warnings"), (long long)warned);
     fputc('\n', out);

@@ -17,6 +17,7 @@
 #include "kube/quantity.h"
 #include "util/buf.h"
 #include "util/i18n.h"
+#include "util/msg.h"
 
 #define NO_RUNTIME    "no runtime for \""
 #define GPU           "nvidia.com/gpu"
@@ -836,7 +837,7 @@ static void verdict(ctx *x, const char *layer, const char *why)
     char text[2048];
     snprintf(text, sizeof text, _("%s: the chain breaks at %s: %s"), x->t->ref, layer, why);
     if (strcmp(layer, "none") == 0)
-        snprintf(text, sizeof text, _("%s is scheduled: %s"), x->t->ref, why);
+        gp_msg_snprintf(text, sizeof text, _("%s is scheduled: %s"), x->t->ref, why);
     json_object_set_new(x->report, "verdict", json_string(text));
 }
 

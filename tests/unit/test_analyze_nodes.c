@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/common.h"
 #include "analyze/nodes.h"
 #include "kube/json.h"
 #include "util/file.h"
@@ -410,6 +411,23 @@ static void test_mig_node_is_not_unregistered(void **state)
     json_decref(r);
 }
 
+/* A flag's message is formatted by an_format_args, whose Korean formats
+ * write both forms of a particle after a value: the form must come from the
+ * value ("lab-node-0" ends in 영, "nvidia.com/gpu" in 유), not stay doubled. */
+static void test_flag_particles_follow_the_value(void **state)
+{
+    (void)state;
+    char out[128];
+    json_t *args = json_pack("[s]", "lab-node-0");
+    an_format_args(out, sizeof out, "%s을(를) 비웁니다", args);
+    assert_string_equal(out, "lab-node-0을 비웁니다");
+    json_decref(args);
+    args = json_pack("[s, s]", "nvidia.com/gpu", "nvidia.com/gpu.shared");
+    an_format_args(out, sizeof out, "%s이(가) 0, %s(으)로 제공", args);
+    assert_string_equal(out, "nvidia.com/gpu가 0, nvidia.com/gpu.shared로 제공");
+    json_decref(args);
+}
+
 int main(void)
 {
     static const struct CMUnitTest tests[] = {
@@ -424,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_not_ready_and_cordoned),
         cmocka_unit_test(test_operator_gates),
         cmocka_unit_test(test_mig_node_is_not_unregistered),
+        cmocka_unit_test(test_flag_particles_follow_the_value),
     };
     return cmocka_run_group_tests_name("analyze_nodes", tests, NULL, NULL);
 }
