@@ -25,6 +25,7 @@ typedef struct ds_pod {
     char *waiting;       /* first container waiting reason, or NULL */
     char *sched_message; /* PodScheduled=False message, or NULL */
     bool bound, ready, available, deleting, terminal;
+    bool old_image; /* a container runs another image than the template's */
     kube_quantity req[MAX_RES];
     bool updated; /* decided in finish */
 } ds_pod;
@@ -218,6 +219,23 @@ static ds_pod *new_pod(an_rollout *b)
     return p;
 }
 
+/* Whether a container of the pod runs another image than the template's
+ * container of that name (a container the template lacks counts too). The
+ * lab's OLD_IMAGE_PODS counts these: after an update that changed only the
+ * request, pods on the old template already run the new image. */
+static bool runs_old_image(const an_rollout *b, const json_t *pod)
+{
+    const json_t *tmpl = kube_path(b->ds, "spec", "template", "spec", "containers", NULL);
+    size_t i;
+    const json_t *c;
+    json_array_foreach(kube_path(pod, "spec", "containers", NULL), i, c)
+    {
+        const json_t *want = kube_find(tmpl, "name", kube_str(c, "name"));
+        if (!want || strcmp(kube_str(c, "image"), kube_str(want, "image")) != 0) return true;
+    }
+    return false;
+}
+
 static void add_ds_pod(an_rollout *b, const json_t *pod)
 {
     ds_pod *p = new_pod(b);
@@ -242,6 +260,7 @@ static void add_ds_pod(an_rollout *b, const json_t *pod)
     p->available = is_available(b, pod);
     p->deleting = kube_deleting(pod);
     p->terminal = kube_pod_terminal(pod);
+    p->old_image = runs_old_image(b, pod);
     kube_pod_status_text(pod, p->status, sizeof p->status);
     if (an_pod_requests(pod, b->names, b->nres, p->req, &err) < 0)
         json_array_append_new(b->warnings, json_string(err.text));
@@ -374,16 +393,18 @@ static int by_pod_name(const void *x, const void *y)
 
 /* Groups live pods by node and marks them updated. Pods are sorted first so
  * that the report does not depend on the order they were added in. */
-static int group_pods(ctx *c, size_t *old_pods)
+static int group_pods(ctx *c, size_t *old_pods, size_t *old_image_pods)
 {
     an_rollout *b = c->b;
     *old_pods = 0;
+    *old_image_pods = 0;
     if (b->npods) qsort(b->pods, b->npods, sizeof *b->pods, by_pod_name);
     for (size_t i = 0; i < b->npods; i++) {
         ds_pod *p = &b->pods[i];
         p->updated = pod_updated(c, p);
         if (p->terminal && p->deleting) continue;
         if (!p->updated && !p->deleting) (*old_pods)++;
+        if (p->old_image && !p->deleting) (*old_image_pods)++;
         if (!*p->node) continue;
         an_node_entry *e = an_node_table_get(b->nodes, p->node);
         node_rec *r = e ? rec_of(b, e) : NULL;
@@ -820,9 +841,9 @@ json_t *an_rollout_finish(an_rollout *b, gp_error *err)
     const char *tgen = kube_str(kube_path(b->ds, "metadata", "annotations", NULL),
                                 "deprecated.daemonset.template.generation");
     c.tgen = *tgen ? tgen : NULL;
-    size_t old_pods = 0, n = 0;
+    size_t old_pods = 0, old_image_pods = 0, n = 0;
     an_node_entry **nodes = NULL;
-    if (b->oom || !c.evidence || group_pods(&c, &old_pods) < 0 ||
+    if (b->oom || !c.evidence || group_pods(&c, &old_pods, &old_image_pods) < 0 ||
         !(nodes = an_node_table_sorted(b->nodes, &n))) {
         json_decref(c.evidence);
         gp_error_set(err, NULL, 0, 0, "out of memory");
@@ -851,6 +872,7 @@ json_t *an_rollout_finish(an_rollout *b, gp_error *err)
     json_t *status = status_numbers(&c);
     json_object_set_new(report, "status", status);
     json_object_set_new(report, "old_pods", json_integer((json_int_t)old_pods));
+    json_object_set_new(report, "old_image_pods", json_integer((json_int_t)old_image_pods));
     long spent = 0, max_unavail = 1;
     json_t *bud = budget(&c, (long)json_integer_value(json_object_get(status, "desired")), nodes, n,
                          &spent, &max_unavail);
@@ -911,7 +933,7 @@ static void render_lab(const json_t *r, FILE *out)
 {
     const json_t *st = json_object_get(r, "status");
     fprintf(out, "DESIRED=%lld\nUPDATED=%lld\nREADY=%lld\nOLD_IMAGE_PODS=%lld\n",
-            num(st, "desired"), num(st, "updated"), num(st, "ready"), num(r, "old_pods"));
+            num(st, "desired"), num(st, "updated"), num(st, "ready"), num(r, "old_image_pods"));
     fprintf(out, "MAX_UNAVAILABLE=%lld\nBLOCKER=%s\n",
             num(json_object_get(r, "budget"), "max_unavailable"), kube_str(r, "blocker"));
 }

@@ -19,6 +19,8 @@
  *    "status": {"desired", "current", "updated", "ready", "available",
  *               "unavailable", "misscheduled"},       (.status, 0 when absent)
  *    "old_pods": pods whose template is not the current one,
+ *    "old_image_pods": pods with a container whose image is not the
+ *                      template's (the lab's OLD_IMAGE_PODS),
  *    "budget": {"max_unavailable", "max_unavailable_spec", "max_surge",
  *               "max_surge_spec", "spent", "nodes_without_pod",
  *               "spent_by": [{"node", "state", "pod"}]},

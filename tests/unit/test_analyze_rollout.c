@@ -102,6 +102,41 @@ static bool has_line(const json_t *lines, const char *want)
     return false;
 }
 
+/* Image first, then the request (lab step 8's wrong order): the pods on the
+ * old template already run the new image. The template-based count and the
+ * image-based one part ways, and the lab's OLD_IMAGE_PODS is the second. */
+static void test_old_template_pods_with_the_new_image(void **state)
+{
+    (void)state;
+    json_t *list = load_snapshot("lab-step8.json");
+    json_t *items = json_object_get(list, "items");
+    const json_t *ds = find(items, "DaemonSet", "gpu-operator", "nvidia-container-toolkit");
+    const char *image = json_string_value(json_object_get(
+        json_array_get(
+            json_object_get(
+                json_object_get(json_object_get(json_object_get(ds, "spec"), "template"), "spec"),
+                "containers"),
+            0),
+        "image"));
+    assert_non_null(image);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        if (strcmp(json_string_value(json_object_get(it, "kind")), "Pod") != 0) continue;
+        json_t *c = json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
+        json_object_set_new(c, "image", json_string(image));
+    }
+    json_t *r = analyze(items, ds, 0);
+    assert_int_equal(json_integer_value(json_object_get(r, "old_pods")), 2);
+    assert_int_equal(json_integer_value(json_object_get(r, "old_image_pods")), 0);
+    char *lab = an_rollout_render(r, AN_LAB);
+    assert_non_null(strstr(lab, "\nOLD_IMAGE_PODS=0\n"));
+    free(lab);
+    json_decref(r);
+    json_decref(list);
+}
+
 /* lab.md step 8: expected 3, 1, 2, 2, 1 and BLOCKER=insufficient-memory. */
 static void test_lab_step8_lines(void **state)
 {
@@ -417,6 +452,7 @@ int main(void)
 {
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lab_step8_lines),
+        cmocka_unit_test(test_old_template_pods_with_the_new_image),
         cmocka_unit_test(test_lab_step8_order_does_not_matter),
         cmocka_unit_test(test_lab_step8_fit_and_budget),
         cmocka_unit_test(test_lab_step8_evidence),
