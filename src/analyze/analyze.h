@@ -19,4 +19,13 @@ typedef enum an_format {
     AN_LAB,
 } an_format;
 
+/* The "schema" of every report's `-o json`: a name and a version that
+ * changes when a key changes meaning or goes away (README, "Field
+ * tools"). */
+#define AN_SCHEMA_NODES       "gpuop/nodes/1"
+#define AN_SCHEMA_WHY_PENDING "gpuop/why-pending/1"
+#define AN_SCHEMA_PENDING_ALL "gpuop/why-pending-all/1"
+#define AN_SCHEMA_SLOTS       "gpuop/slots/1"
+#define AN_SCHEMA_ROLLOUT     "gpuop/rollout/1"
+
 #endif

@@ -14,12 +14,13 @@
 #include "kube/selector.h"
 #include "util/yaml_json.h"
 
-#define PREFIX     "nvidia.com"
-#define MAX_NAME   63
-#define SHOWN      200
-#define LOG_PREFIX "error starting plugins: unable to load config: unable to finalize config: "
-#define LOG_PARSE  LOG_PREFIX "unable to parse config file: error parsing config file: "
-#define LOG_JSON   LOG_PARSE "unmarshal error: error unmarshaling JSON: while decoding JSON: "
+#define PREFIX       "nvidia.com"
+#define MAX_NAME     63
+#define SHOWN        200
+#define LOG_PREFIX   "error starting plugins: unable to load config: unable to finalize config: "
+#define LOG_PARSE    LOG_PREFIX "unable to parse config file: error parsing config file: "
+#define LOG_JSON     LOG_PARSE "unmarshal error: error unmarshaling JSON: while decoding JSON: "
+#define LOG_VALIDATE "error starting plugins: unable to validate flags: "
 
 typedef struct ctx {
     const char *name;
@@ -512,14 +513,11 @@ static int parse_flags(ctx *c, const json_t *flags, json_t *out)
     const json_t *g = field(flags, "gfd");
     if (json_is_object(g)) warn_unknown(c, g, "/flags/gfd", "flags.gfd", gfd_known, true);
     char buf[40];
+    /* Any text decodes; the plugin judges it only once the config is
+     * loaded (validateFlags, below). */
     const json_t *mig = field(flags, "migStrategy");
-    if (mig && !json_is_null(mig)) {
-        const char *s = scalar_text(mig, buf);
-        if (strcmp(s, "none") != 0 && strcmp(s, "single") != 0 && strcmp(s, "mixed") != 0)
-            FAIL(c, "/flags/migStrategy", "unknown MIG strategy: %.*s (none, single or mixed)",
-                 SHOWN, s);
-        json_object_set_new(out, "migStrategy", json_string(s));
-    }
+    if (mig && !json_is_null(mig))
+        json_object_set_new(out, "migStrategy", json_string(scalar_text(mig, buf)));
     const json_t *root = field(flags, "mpsRoot");
     if (root && !json_is_null(root))
         json_object_set_new(out, "mpsRoot", json_string(scalar_text(root, buf)));
@@ -583,12 +581,17 @@ static int parse_config(ctx *c, const json_t *doc, json_t *out)
     const char *v = version && !json_is_null(version) ? scalar_text(version, buf) : "";
     if (*v && strcmp(v, "v1") != 0) FAIL(c, "/version", "unknown version: %.*s", SHOWN, v);
 
-    /* Checks the plugin makes once the config is loaded. */
-    c->log_prefix = NULL;
+    /* validateFlags (cmd/nvidia-device-plugin/main.go, v0.15 to v0.20), in
+     * its order, once the config is loaded: MPS with mixed, then the MIG
+     * strategy, compared as written ("Mixed" is not "mixed"). */
+    c->log_prefix = LOG_VALIDATE;
     const json_t *sharing = json_object_get(out, "sharing");
+    const char *mig = json_string_value(json_object_get(out, "migStrategy"));
     if (strcmp(json_string_value(json_object_get(sharing, "strategy")), "mps") == 0 &&
-        strcmp(json_string_value(json_object_get(out, "migStrategy")), "mixed") == 0)
+        strcmp(mig, "mixed") == 0)
         FAIL(c, "/sharing/mps", "%s", "using --mig-strategy=mixed is not supported with MPS");
+    if (strcmp(mig, "none") != 0 && strcmp(mig, "single") != 0 && strcmp(mig, "mixed") != 0)
+        FAIL(c, "/flags/migStrategy", "unknown MIG strategy: %.*s", SHOWN, mig);
     return 0;
 }
 

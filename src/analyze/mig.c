@@ -1,6 +1,8 @@
 /* The table of gpu-node-facts.md 2.1, and names for it. */
 #include "analyze/mig_internal.h"
 
+#include "util/yaml_json.h"
+
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -196,4 +198,159 @@ json_t *an_mig_json(const an_gpu_model *m)
     return json_pack("{s:s, s:{s:i, s:i}, s:o, s:o, s:s}", "model", m->name, "slices", "compute",
                      four_slices ? 4 : 7, "memory", four_slices ? 4 : 8, "profiles", profiles,
                      "balanced", balanced, "resource_single", "nvidia.com/gpu");
+}
+
+/* ---- mig-parted layouts ---- */
+
+static json_t *located(gp_error *err, const char *name, const json_t *pos, const char *ptr,
+                       const char *msg, const char *arg)
+{
+    unsigned line = 0, col = 0;
+    gp_yaml_position(pos, ptr, &line, &col);
+    gp_error_set(err, name, line, col, msg, arg);
+    return NULL;
+}
+
+json_t *an_mig_layout_parse(const char *text, size_t len, const char *name, const char *layout,
+                            gp_error *err)
+{
+    json_t *docs = NULL, *positions = NULL;
+    if (gp_yaml_to_json(text, len, name, &docs, &positions, err) != 0) return NULL;
+    const json_t *doc = json_array_get(docs, 0), *pos = json_array_get(positions, 0);
+    const json_t *configs = json_object_get(doc, "mig-configs");
+    json_t *out = NULL;
+    if (!json_is_object(configs)) {
+        located(err, name, pos, "", "%s", "not a mig-parted config: no mig-configs");
+        goto done;
+    }
+    const json_t *groups = json_object_get(configs, layout);
+    char ptr[600];
+    snprintf(ptr, sizeof ptr, "/mig-configs/%s", layout);
+    if (!groups) {
+        located(err, name, pos, "/mig-configs", "the mig-parted config has no layout '%s'", layout);
+        goto done;
+    }
+    if (!json_is_array(groups)) {
+        located(err, name, pos, ptr, "layout '%s' is not a list of device groups", layout);
+        goto done;
+    }
+    out = json_array();
+    size_t i;
+    const json_t *g;
+    json_array_foreach(groups, i, g)
+    {
+        const json_t *devices = json_object_get(g, "devices");
+        const json_t *mig = json_object_get(g, "mig-devices");
+        bool all = json_is_string(devices) && strcmp(json_string_value(devices), "all") == 0;
+        if (!all && !json_is_array(devices)) {
+            char gptr[640];
+            snprintf(gptr, sizeof gptr, "%s/%zu", ptr, i);
+            json_decref(out);
+            out = located(err, name, pos, gptr, "%s",
+                          "a device group needs devices: all or a list of GPU indices");
+            goto done;
+        }
+        json_array_append_new(out,
+                              json_pack("{s:O, s:b, s:o}", "devices", devices, "mig_enabled",
+                                        json_is_true(json_object_get(g, "mig-enabled")),
+                                        "mig_devices", mig ? json_deep_copy(mig) : json_object()));
+    }
+done:
+    json_decref(docs);
+    json_decref(positions);
+    return out;
+}
+
+long an_mig_layout_instances(const json_t *layout, const char *profile, long gpus, long *per_gpu)
+{
+    long total = 0;
+    if (per_gpu) *per_gpu = 0;
+    size_t i;
+    const json_t *g;
+    json_array_foreach(layout, i, g)
+    {
+        if (!json_is_true(json_object_get(g, "mig_enabled"))) continue;
+        long n =
+            (long)json_integer_value(json_object_get(json_object_get(g, "mig_devices"), profile));
+        if (n <= 0) continue;
+        if (per_gpu && !*per_gpu) *per_gpu = n;
+        const json_t *devices = json_object_get(g, "devices");
+        if (json_is_string(devices)) {
+            if (gpus < 0) return -1;
+            total += n * gpus;
+            continue;
+        }
+        size_t k;
+        const json_t *d;
+        json_array_foreach(devices, k, d)
+        {
+            long idx = (long)json_integer_value(d);
+            if (gpus < 0 || (idx >= 0 && idx < gpus)) total += n;
+        }
+    }
+    return total;
+}
+
+long an_mig_layout_full_gpus(const json_t *layout, long gpus)
+{
+    long full = 0;
+    size_t i;
+    const json_t *g;
+    json_array_foreach(layout, i, g)
+    {
+        if (json_is_true(json_object_get(g, "mig_enabled"))) continue;
+        const json_t *devices = json_object_get(g, "devices");
+        if (json_is_string(devices)) return gpus;
+        size_t k;
+        const json_t *d;
+        json_array_foreach(devices, k, d)
+        {
+            long idx = (long)json_integer_value(d);
+            full += idx >= 0 && idx < gpus;
+        }
+    }
+    return full;
+}
+
+void an_mig_layout_check(const json_t *layout, const char *layout_name, const an_gpu_model *m,
+                         json_t *warnings)
+{
+    if (!m || !m->profiles) return;
+    int slices_c = strcmp(m->family, "A30") == 0 ? 4 : 7, slices_m = slices_c == 4 ? 4 : 8;
+    size_t i;
+    const json_t *g;
+    json_array_foreach(layout, i, g)
+    {
+        if (!json_is_true(json_object_get(g, "mig_enabled"))) continue;
+        int compute = 0, memory = 0;
+        const char *key;
+        json_t *v;
+        char text[512];
+        json_object_foreach(json_object_get(g, "mig_devices"), key, v)
+        {
+            int n = (int)json_integer_value(v);
+            const an_mig_profile *p = an_mig_profile_find(m, key);
+            if (!p) {
+                snprintf(text, sizeof text, "MIG layout %s: %s has no profile %s", layout_name,
+                         m->name, key);
+                json_array_append_new(warnings, json_string(text));
+                continue;
+            }
+            if (n > p->max) {
+                snprintf(text, sizeof text,
+                         "MIG layout %s: %d x %s on one %s, at most %d fit (gpu-node-facts.md 2.1)",
+                         layout_name, n, key, m->name, p->max);
+                json_array_append_new(warnings, json_string(text));
+            }
+            compute += n * p->compute;
+            memory += n * p->memory;
+        }
+        if (compute > slices_c || memory > slices_m) {
+            snprintf(text, sizeof text,
+                     "MIG layout %s: group %zu needs %d compute and %d memory slices, one %s has "
+                     "%d and %d (gpu-node-facts.md 2.2)",
+                     layout_name, i + 1, compute, memory, m->name, slices_c, slices_m);
+            json_array_append_new(warnings, json_string(text));
+        }
+    }
 }

@@ -11,6 +11,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "util/error.h"
+
 typedef struct an_mig_profile {
     const char *name; /* "1g.5gb", "1g.5gb+me" */
     int max;          /* instances of this profile alone on one GPU */
@@ -60,5 +62,42 @@ json_t *an_mig_json(const an_gpu_model *m);
 
 /* "nvidia.com/mig-<profile>" with '+' turned into '.', into out. */
 void an_mig_resource_name(const char *profile, char *out, size_t size);
+
+/* ---- mig-parted layouts (NVIDIA/mig-parted pkg/mig/config; the GPU
+ * Operator's default-mig-parted-config, gpu-node-facts.md 2.4) ----
+ *
+ *   version: v1
+ *   mig-configs:
+ *     all-balanced:
+ *       - devices: all            (or a list of GPU indices)
+ *         mig-enabled: true
+ *         mig-devices: {"1g.5gb": 2, "2g.10gb": 1, "3g.20gb": 1}
+ *
+ * The layout `layout` of the config text, as
+ *   [{"devices": "all" | [0, 1], "mig_enabled": bool,
+ *     "mig_devices": {"1g.5gb": 2}}]
+ * (device-filter is not read: every group applies to the GPUs it names).
+ * NULL with err located (NAME:LINE:COL) when the text is not a mig-parted
+ * config or has no such layout. */
+json_t *an_mig_layout_parse(const char *text, size_t len, const char *name, const char *layout,
+                            gp_error *err);
+
+/* Instances of `profile` the layout makes on `gpus` GPUs (indices 0 to
+ * gpus-1; gpus < 0: unknown, and then only groups listing indices count,
+ * -1 when an "all" group has the profile). *per_gpu (may be NULL) gets
+ * the count one GPU of the first group with the profile holds (0: none). */
+long an_mig_layout_instances(const json_t *layout, const char *profile, long gpus, long *per_gpu);
+
+/* The GPUs the layout leaves out of MIG (groups with mig-enabled false),
+ * of `gpus` GPUs: the full GPUs the mixed strategy advertises as
+ * nvidia.com/gpu (2.3). */
+long an_mig_layout_full_gpus(const json_t *layout, long gpus);
+
+/* Appends a warning per group of the layout that cannot be made on one GPU
+ * of model m: a profile the model does not have, more instances of one
+ * profile than its maximum, or more compute or memory slices than the GPU
+ * has (2.1, 2.2; placement rules beyond the slice budget are not checked). */
+void an_mig_layout_check(const json_t *layout, const char *layout_name, const an_gpu_model *m,
+                         json_t *warnings);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/nodes.h"
+#include "analyze/common.h"
 #include "analyze/sched_message.h"
 #include "kube/daemonset.h"
 #include "kube/json.h"
@@ -25,6 +25,7 @@ typedef struct ds_pod {
     char *waiting;       /* first container waiting reason, or NULL */
     char *sched_message; /* PodScheduled=False message, or NULL */
     bool bound, ready, available, deleting, terminal;
+    bool old_image; /* a container runs another image than the template's */
     kube_quantity req[MAX_RES];
     bool updated; /* decided in finish */
 } ds_pod;
@@ -47,8 +48,10 @@ struct an_rollout {
     json_t *cur_rev; /* newest owned revision (incref'd) */
     ds_pod *pods;
     size_t npods, cap;
-    an_node_table *nodes; /* sums[0..nres): other pods' requests */
-    an_event_log events;  /* by pod name */
+    an_node_table *nodes;               /* sums[0..nres): other pods' requests */
+    an_event_log events;                /* by pod name */
+    char *create_message, *create_time; /* the latest FailedCreate on the DaemonSet */
+    json_int_t create_count;
     json_t *warnings;
     time_t now;
     bool oom;
@@ -216,6 +219,23 @@ static ds_pod *new_pod(an_rollout *b)
     return p;
 }
 
+/* Whether a container of the pod runs another image than the template's
+ * container of that name (a container the template lacks counts too). The
+ * lab's OLD_IMAGE_PODS counts these: after an update that changed only the
+ * request, pods on the old template already run the new image. */
+static bool runs_old_image(const an_rollout *b, const json_t *pod)
+{
+    const json_t *tmpl = kube_path(b->ds, "spec", "template", "spec", "containers", NULL);
+    size_t i;
+    const json_t *c;
+    json_array_foreach(kube_path(pod, "spec", "containers", NULL), i, c)
+    {
+        const json_t *want = kube_find(tmpl, "name", kube_str(c, "name"));
+        if (!want || strcmp(kube_str(c, "image"), kube_str(want, "image")) != 0) return true;
+    }
+    return false;
+}
+
 static void add_ds_pod(an_rollout *b, const json_t *pod)
 {
     ds_pod *p = new_pod(b);
@@ -240,6 +260,7 @@ static void add_ds_pod(an_rollout *b, const json_t *pod)
     p->available = is_available(b, pod);
     p->deleting = kube_deleting(pod);
     p->terminal = kube_pod_terminal(pod);
+    p->old_image = runs_old_image(b, pod);
     kube_pod_status_text(pod, p->status, sizeof p->status);
     if (an_pod_requests(pod, b->names, b->nres, p->req, &err) < 0)
         json_array_append_new(b->warnings, json_string(err.text));
@@ -270,19 +291,42 @@ void an_rollout_add_pod(an_rollout *b, const json_t *pod)
             json_array_append_new(b->warnings, json_string(err.text));
 }
 
-/* Only the scheduler's and kubelet's words on this DaemonSet's pods matter;
- * pods are named "<ds>-<suffix>". The latest event per pod and reason wins. */
+/* The DaemonSet controller's FailedCreate on the DaemonSet itself: the pods
+ * it could not make (the latest one; the real control plane aggregates them
+ * into one event whose count grows, k8s-cases/real-1.32.13). */
+static void add_ds_event(an_rollout *b, const json_t *event, const an_event_view *v)
+{
+    if (strcmp(v->reason, "FailedCreate") != 0) return;
+    if (b->create_time && strcmp(v->time, b->create_time) < 0) return;
+    free(b->create_message);
+    free(b->create_time);
+    b->create_message = strdup(v->message);
+    b->create_time = strdup(v->time);
+    json_int_t count = json_integer_value(json_object_get(event, "count"));
+    if (!count) count = json_integer_value(kube_path(event, "series", "count", NULL));
+    b->create_count = count ? count : 1;
+    if (!b->create_message || !b->create_time) b->oom = true;
+}
+
+/* Only the scheduler's and kubelet's words on this DaemonSet's pods matter
+ * (pods are named "<ds>-<suffix>"; the latest event per pod and reason
+ * wins), and the controller's on the DaemonSet. */
 void an_rollout_add_event(an_rollout *b, const json_t *event)
 {
     an_event_view v;
     an_event_read(event, &v);
-    const char *pod = kube_str(v.object, "name");
-    size_t len = strlen(b->name);
-    if (strcmp(kube_str(v.object, "kind"), "Pod") != 0 ||
-        strcmp(kube_str(v.object, "namespace"), b->ns) != 0 || strncmp(pod, b->name, len) != 0 ||
-        pod[len] != '-' || strcmp(v.type, "Warning") != 0)
+    const char *name = kube_str(v.object, "name");
+    if (strcmp(kube_str(v.object, "namespace"), b->ns) != 0 || strcmp(v.type, "Warning") != 0)
         return;
-    if (an_event_log_add(&b->events, pod, &v) < 0) b->oom = true;
+    if (strcmp(kube_str(v.object, "kind"), "DaemonSet") == 0) {
+        if (strcmp(name, b->name) == 0) add_ds_event(b, event, &v);
+        return;
+    }
+    size_t len = strlen(b->name);
+    if (strcmp(kube_str(v.object, "kind"), "Pod") != 0 || strncmp(name, b->name, len) != 0 ||
+        name[len] != '-')
+        return;
+    if (an_event_log_add(&b->events, name, &v) < 0) b->oom = true;
 }
 
 static const char *event_message(const an_rollout *b, const char *pod, const char *reason)
@@ -349,16 +393,18 @@ static int by_pod_name(const void *x, const void *y)
 
 /* Groups live pods by node and marks them updated. Pods are sorted first so
  * that the report does not depend on the order they were added in. */
-static int group_pods(ctx *c, size_t *old_pods)
+static int group_pods(ctx *c, size_t *old_pods, size_t *old_image_pods)
 {
     an_rollout *b = c->b;
     *old_pods = 0;
+    *old_image_pods = 0;
     if (b->npods) qsort(b->pods, b->npods, sizeof *b->pods, by_pod_name);
     for (size_t i = 0; i < b->npods; i++) {
         ds_pod *p = &b->pods[i];
         p->updated = pod_updated(c, p);
         if (p->terminal && p->deleting) continue;
         if (!p->updated && !p->deleting) (*old_pods)++;
+        if (p->old_image && !p->deleting) (*old_image_pods)++;
         if (!*p->node) continue;
         an_node_entry *e = an_node_table_get(b->nodes, p->node);
         node_rec *r = e ? rec_of(b, e) : NULL;
@@ -572,6 +618,13 @@ static const char *pod_blocker(const an_rollout *b, const ds_pod *p, const char 
         *message = p->waiting;
         return w;
     }
+    /* A pod that waits to start: the kubelet's FailedCreatePodSandBox. */
+    const char *sandbox = event_message(b, p->name, "FailedCreatePodSandBox");
+    const char *e = an_event_blocker("FailedCreatePodSandBox", sandbox, NULL, 0);
+    if (e) {
+        *message = sandbox;
+        return e;
+    }
     return "unknown";
 }
 
@@ -594,9 +647,13 @@ static json_t *stuck_pods(ctx *c, const json_t *fit)
         const ds_pod *p = &b->pods[i];
         if (p->available || p->deleting || p->terminal) continue;
         const char *message;
-        char code[AN_BLOCKER_MAX], detail[256];
+        char code[AN_BLOCKER_MAX], detail[768];
         const char *blocker = pod_blocker(b, p, &message, code);
         fit_detail(fit, p->node, blocker, detail, sizeof detail);
+        char handler[256];
+        if (strcmp(blocker, "runtime-handler-missing") == 0 &&
+            an_event_blocker("FailedCreatePodSandBox", message, handler, sizeof handler))
+            snprintf(detail, sizeof detail, "containerd on %s has no handler %s", p->node, handler);
         v[n++] = json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s}", "pod", p->name, "node", p->node,
                            "updated", p->updated, "status", p->status, "blocker", blocker,
                            "message", message, "detail", detail);
@@ -659,6 +716,22 @@ static void fit_evidence(ctx *c, const json_t *fit)
     }
 }
 
+/* The controller's FailedCreate, classified; null without one. */
+static json_t *create_failure(ctx *c)
+{
+    const an_rollout *b = c->b;
+    if (!b->create_message) return json_null();
+    char name[256];
+    const char *blocker = an_event_blocker("FailedCreate", b->create_message, name, sizeof name);
+    evidence(c, "event", b->ref, "FailedCreate .message", b->create_message);
+    char count[32];
+    snprintf(count, sizeof count, "%lld", (long long)b->create_count);
+    evidence(c, "event", b->ref, "FailedCreate .count", count);
+    return json_pack("{s:s, s:s, s:I, s:s, s:s?}", "reason", "FailedCreate", "message",
+                     b->create_message, "count", (json_int_t)b->create_count, "blocker", blocker,
+                     "runtime_class", *name ? name : NULL);
+}
+
 static void verdict(ctx *c, json_t *report, long spent, long max_unavail)
 {
     const json_t *st = json_object_get(report, "status");
@@ -666,6 +739,9 @@ static void verdict(ctx *c, json_t *report, long spent, long max_unavail)
     long long updated = json_integer_value(json_object_get(st, "updated"));
     long long avail = json_integer_value(json_object_get(st, "available"));
     const json_t *first = json_array_get(json_object_get(report, "stuck"), 0);
+    const json_t *create = json_object_get(report, "create_failure");
+    long long without =
+        json_integer_value(json_object_get(json_object_get(report, "budget"), "nodes_without_pod"));
     json_int_t gen = json_integer_value(kube_path(c->b->ds, "metadata", "generation", NULL));
     json_int_t obs = json_integer_value(kube_path(c->b->ds, "status", "observedGeneration", NULL));
     const char *state;
@@ -684,6 +760,13 @@ static void verdict(ctx *c, json_t *report, long spent, long max_unavail)
         state = "complete";
         snprintf(text, sizeof text, _("rollout complete: %lld of %lld updated and available"),
                  updated, desired);
+    } else if (without > 0 && json_is_object(create)) {
+        /* No pod to wait for: the controller cannot make them. */
+        state = "stalled";
+        snprintf(text, sizeof text,
+                 _("rollout stalled: %lld of %lld updated; the DaemonSet controller cannot create "
+                   "pods for %lld nodes: %s"),
+                 updated, desired, without, kube_str(create, "message"));
     } else if (spent >= max_unavail && first) {
         state = "stalled";
         const char *detail = kube_str(first, "detail");
@@ -758,17 +841,17 @@ json_t *an_rollout_finish(an_rollout *b, gp_error *err)
     const char *tgen = kube_str(kube_path(b->ds, "metadata", "annotations", NULL),
                                 "deprecated.daemonset.template.generation");
     c.tgen = *tgen ? tgen : NULL;
-    size_t old_pods = 0, n = 0;
+    size_t old_pods = 0, old_image_pods = 0, n = 0;
     an_node_entry **nodes = NULL;
-    if (b->oom || !c.evidence || group_pods(&c, &old_pods) < 0 ||
+    if (b->oom || !c.evidence || group_pods(&c, &old_pods, &old_image_pods) < 0 ||
         !(nodes = an_node_table_sorted(b->nodes, &n))) {
         json_decref(c.evidence);
         gp_error_set(err, NULL, 0, 0, "out of memory");
         return NULL;
     }
     const char *strategy = kube_str(kube_path(b->ds, "spec", "updateStrategy", NULL), "type");
-    json_t *report = json_pack("{s:s, s:s}", "daemonset", b->ref, "strategy",
-                               *strategy ? strategy : "RollingUpdate");
+    json_t *report = json_pack("{s:s, s:s, s:s}", "schema", AN_SCHEMA_ROLLOUT, "daemonset", b->ref,
+                               "strategy", *strategy ? strategy : "RollingUpdate");
     evidence(&c, "daemonset", b->ref, ".spec.updateStrategy.type",
              *strategy ? strategy : "<absent>");
     evidence_int(&c, ".metadata.generation",
@@ -789,6 +872,7 @@ json_t *an_rollout_finish(an_rollout *b, gp_error *err)
     json_t *status = status_numbers(&c);
     json_object_set_new(report, "status", status);
     json_object_set_new(report, "old_pods", json_integer((json_int_t)old_pods));
+    json_object_set_new(report, "old_image_pods", json_integer((json_int_t)old_image_pods));
     long spent = 0, max_unavail = 1;
     json_t *bud = budget(&c, (long)json_integer_value(json_object_get(status, "desired")), nodes, n,
                          &spent, &max_unavail);
@@ -800,8 +884,16 @@ json_t *an_rollout_finish(an_rollout *b, gp_error *err)
     json_t *stuck = stuck_pods(&c, fit);
     json_object_set_new(report, "stuck", stuck);
     const json_t *first = json_array_get(stuck, 0);
+    json_t *create = create_failure(&c);
+    json_object_set_new(report, "create_failure", create);
+    /* Nodes without a pod because none can be made come first: no pod
+     * there will ever show what blocks it. */
+    bool creating =
+        json_is_object(create) && json_integer_value(json_object_get(bud, "nodes_without_pod")) > 0;
     json_object_set_new(report, "blocker",
-                        json_string(first ? kube_str(first, "blocker") : "none"));
+                        json_string(creating ? kube_str(create, "blocker")
+                                    : first  ? kube_str(first, "blocker")
+                                             : "none"));
     pod_evidence(&c, stuck);
     fit_evidence(&c, fit);
     verdict(&c, report, spent, max_unavail);
@@ -821,6 +913,8 @@ void an_rollout_free(an_rollout *b)
     }
     free(b->pods);
     an_event_log_free(&b->events);
+    free(b->create_message);
+    free(b->create_time);
     an_node_table_free(b->nodes, node_rec_free);
     json_decref(b->cur_rev);
     json_decref(b->warnings);
@@ -839,7 +933,7 @@ static void render_lab(const json_t *r, FILE *out)
 {
     const json_t *st = json_object_get(r, "status");
     fprintf(out, "DESIRED=%lld\nUPDATED=%lld\nREADY=%lld\nOLD_IMAGE_PODS=%lld\n",
-            num(st, "desired"), num(st, "updated"), num(st, "ready"), num(r, "old_pods"));
+            num(st, "desired"), num(st, "updated"), num(st, "ready"), num(r, "old_image_pods"));
     fprintf(out, "MAX_UNAVAILABLE=%lld\nBLOCKER=%s\n",
             num(json_object_get(r, "budget"), "max_unavailable"), kube_str(r, "blocker"));
 }
@@ -952,11 +1046,21 @@ static void render_stuck(const json_t *r, FILE *out)
     print_table(t, out);
 }
 
+static void render_create_failure(const json_t *r, FILE *out)
+{
+    const json_t *f = json_object_get(r, "create_failure");
+    if (!json_is_object(f)) return;
+    fprintf(out, _("\nPods the controller cannot create (FailedCreate, %lld times): %s\n"),
+            num(f, "count"), kube_str(f, "blocker"));
+    fprintf(out, "  %s\n", kube_str(f, "message"));
+}
+
 static void render_text(const json_t *r, FILE *out)
 {
     fprintf(out, "%s\n\n", kube_str(json_object_get(r, "verdict"), "text"));
     render_status(r, out);
     render_budget(r, out);
+    render_create_failure(r, out);
     render_fit(r, out);
     render_stuck(r, out);
     an_render_tail(r, out);

@@ -7,14 +7,20 @@
  *
  * Pods of other owners are reduced to per-node request sums; the
  * DaemonSet's own pods (one or two per node) are kept as small records.
+ * Events read: warnings on the DaemonSet's pods (FailedScheduling,
+ * FailedCreatePodSandBox) and the controller's FailedCreate on the
+ * DaemonSet (sched_message.h names their blockers).
  *
  * Report (`-o json`):
- *   {"daemonset": "ns/name", "strategy": "RollingUpdate"|"OnDelete",
+ *   {"schema": "gpuop/rollout/1", "daemonset": "ns/name",
+ *    "strategy": "RollingUpdate"|"OnDelete",
  *    "generation", "observed_generation", "template_generation",
  *    "current_revision": {"name", "revision", "hash"} or null,
  *    "status": {"desired", "current", "updated", "ready", "available",
  *               "unavailable", "misscheduled"},       (.status, 0 when absent)
  *    "old_pods": pods whose template is not the current one,
+ *    "old_image_pods": pods with a container whose image is not the
+ *                      template's (the lab's OLD_IMAGE_PODS),
  *    "budget": {"max_unavailable", "max_unavailable_spec", "max_surge",
  *               "max_surge_spec", "spent", "nodes_without_pod",
  *               "spent_by": [{"node", "state", "pod"}]},
@@ -23,7 +29,11 @@
  *             "requested", "free", "request", "fits"}], "fits"}],
  *    "stuck": [{"pod", "node", "updated", "status", "blocker", "message",
  *               "detail"}],
- *    "blocker": the first stuck pod's blocker, "none" when nothing is stuck,
+ *    "create_failure": {"reason": "FailedCreate", "message", "count",
+ *                       "blocker", "runtime_class"} or null  (the latest
+ *                       FailedCreate event on the DaemonSet),
+ *    "blocker": the create failure's blocker while nodes have no pod, else
+ *               the first stuck pod's, "none" when nothing is stuck,
  *    "verdict": {"state": "complete"|"stalled"|"progressing"|"waiting-observe"
  *                |"on-delete", "text": "rollout stalled: ..."},
  *    "evidence": ["daemonset ns/name .status.desiredNumberScheduled = 3", ...],

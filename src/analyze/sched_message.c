@@ -217,3 +217,31 @@ const char *an_waiting_blocker(const char *waiting_reason)
     if (strcmp(waiting_reason, "CrashLoopBackOff") == 0) return "crash-loop";
     return NULL;
 }
+
+/* The text between `open` and the next '"' after it, into out. */
+static bool quoted_after(const char *message, const char *open, char *out, size_t size)
+{
+    const char *at = strstr(message, open);
+    if (!at) return false;
+    at += strlen(open);
+    const char *end = strchr(at, '"');
+    if (!end) return false;
+    if (out && size) snprintf(out, size, "%.*s", (int)(end - at), at);
+    return true;
+}
+
+const char *an_event_blocker(const char *reason, const char *message, char *name, size_t size)
+{
+    if (name && size) name[0] = '\0';
+    if (!reason || !message) return NULL;
+    if (strcmp(reason, "FailedCreatePodSandBox") == 0)
+        return quoted_after(message, "no runtime for \"", name, size) ? "runtime-handler-missing"
+                                                                      : "sandbox-failed";
+    if (strcmp(reason, "FailedCreate") != 0) return NULL;
+    if (strstr(message, "is forbidden")) {
+        if (strstr(message, "not found") && quoted_after(message, "RuntimeClass \"", name, size))
+            return "runtimeclass-missing";
+        return "pod-create-forbidden";
+    }
+    return "pod-create-failed";
+}

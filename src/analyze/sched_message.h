@@ -14,11 +14,14 @@
  * (insufficient-nvidia.com/gpu, insufficient-pods for "Too many pods"),
  * untolerated-taint, node-affinity, node-not-ready, unschedulable-node, and,
  * from container states rather than the scheduler, image-pull and
- * crash-loop; anything else is unknown. */
+ * crash-loop; from the kubelet's and the controllers' events,
+ * runtime-handler-missing, sandbox-failed, runtimeclass-missing,
+ * pod-create-forbidden and pod-create-failed; anything else is unknown. */
 #ifndef GPUOP_ANALYZE_SCHED_MESSAGE_H
 #define GPUOP_ANALYZE_SCHED_MESSAGE_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "util/error.h"
 
@@ -56,5 +59,18 @@ const char *an_sched_primary_blocker(const json_t *parsed);
  * ImagePullBackOff, InvalidImageName -> image-pull; CrashLoopBackOff ->
  * crash-loop), or NULL. */
 const char *an_waiting_blocker(const char *waiting_reason);
+
+/* The blocker an event means, or NULL:
+ *   FailedCreatePodSandBox `... no runtime for "<handler>" is configured`
+ *     (the kubelet: containerd did not load the RuntimeClass's handler)
+ *     -> runtime-handler-missing; any other sandbox failure -> sandbox-failed;
+ *   FailedCreate `Error creating: pods "<name>" is forbidden: pod rejected:
+ *     RuntimeClass "<name>" not found` (the DaemonSet controller, refused by
+ *     the API server; k8s-cases/real-1.32.13/lifecycle-and-backoff.txt)
+ *     -> runtimeclass-missing; another "is forbidden" (quota, admission)
+ *     -> pod-create-forbidden; any other FailedCreate -> pod-create-failed.
+ * When `name` is not NULL it receives the handler or RuntimeClass named
+ * (size bytes; "" when none). */
+const char *an_event_blocker(const char *reason, const char *message, char *name, size_t size);
 
 #endif

@@ -42,10 +42,23 @@ typedef struct an_slots_input {
     /* The resource to report ("nvidia.com/gpu", "gpu", "mig-1g.5gb"). NULL:
      * nvidia.com/gpu when the config shares it, else the config's first. */
     const char *resource;
-    /* Override the node's labels (0 / NULL: not given): number of devices of
-     * the resource (GPUs, or MIG instances for a mixed-strategy resource),
-     * model (GFD product label or short name: "A100-40GB"), memory of one
-     * device in MiB (default: the label, else the model's nominal size). */
+    /* The MIG layout (mig_internal.h): a mig-parted config's text (name for
+     * errors) or a ConfigMap holding it under mig_key (NULL:
+     * "config.yaml", the GPU Operator's default-mig-parted-config), and
+     * which of its layouts (NULL: the node's nvidia.com/mig.config label).
+     * Without one, a MIG resource's count comes from the node's
+     * nvidia.com/mig-<profile>.count label, else it is an upper bound. */
+    const char *mig_config_text;
+    size_t mig_config_len;
+    const char *mig_config_name;
+    const json_t *mig_configmap;
+    const char *mig_key;
+    const char *mig_layout;
+    /* Override the node's labels (0 / NULL: not given): number of physical
+     * GPUs (a MIG resource's devices are then GPUs x the layout's instances
+     * per GPU), model (GFD product label or short name: "A100-40GB"),
+     * memory of one device in MiB (default: the label, else the model's
+     * nominal size, or the MIG profile's). */
     int gpus;
     const char *gpu_model;
     long gpu_memory_mib;
@@ -55,20 +68,31 @@ typedef struct an_slots_input {
 
 /* The report (new reference). Keys, all always present (null when not
  * known):
- *   node, plugin_version, config {source, name, key, selected_by},
- *   config_error {message, plugin_log} or null, warnings [text],
- *   mig_strategy, sharing_strategy ("none" | "time-slicing" | "mps"),
- *   resource (as configured), resource_served (".shared" when renamed),
- *   gpu_model, physical_gpus, replicas, advertised_computed,
- *   advertised_observed {capacity, allocatable} or null, advertised_agrees,
- *   vram_per_gpu_mib, vram_guaranteed_per_slot_mib,
- *   vram_shared_per_gpu_mib (and the same three in GiB, as reals),
- *   mps_active_thread_percentage, isolation ("none" | "memory-limit" |
- *   "hardware" | "exclusive"), sources {gpus, gpu_model, vram},
- *   request_of_2 {fail_requests_greater_than_one {configured, default,
- *   enforced}, outcome ("rejected" | "granted" | "needs-2-devices"),
- *   pod_phase, reason, message, note}, expected_labels {...},
- *   mig (see an_mig_json) or null.
+ *   schema ("gpuop/slots/1"), node, plugin_version, config {source, name,
+ *   key, selected_by}, config_error {stage, message, plugin_log} or null,
+ *   warnings [text], mig_strategy,
+ *   resources: one entry per resource reported (the one asked for, else
+ *     every resource the config shares, nvidia.com/gpu first):
+ *     sharing_strategy ("none" | "time-slicing" | "mps"),
+ *     resource (as configured), resource_served (".shared" when renamed),
+ *     gpu_model, physical_gpus (GPUs), devices (of the resource: GPUs or
+ *     MIG instances), device {kind "gpu" | "mig", mig_profile, per_gpu,
+ *     per_gpu_source ("mig-layout" | "profile-maximum"), compute_slices,
+ *     memory_slices, max_per_gpu, slices_per_gpu}, replicas,
+ *     advertised_computed (devices x replicas), advertised_observed
+ *     {capacity, allocatable} or null, advertised_agrees,
+ *     vram_per_gpu_mib (of one device), vram_guaranteed_per_slot_mib,
+ *     vram_shared_per_gpu_mib (and the same three in GiB, as reals),
+ *     mps_active_thread_percentage, isolation ("none" | "memory-limit" |
+ *     "hardware" | "exclusive"), isolation_scope ("gpu" | "mig-instance":
+ *     between whose slots), sources {gpus, devices, gpu_model, vram},
+ *     request_of_2 {fail_requests_greater_than_one {configured, default,
+ *     enforced}, outcome ("rejected" | "granted" | "needs-2-devices"),
+ *     pod_phase, reason, message, note}, expected_labels {...};
+ *   the first resource's keys again at the top (what the lab reads), with
+ *   advertised_agrees false when any resource disagrees;
+ *   mig (see an_mig_json, plus in_use: the config already uses MIG, and
+ *   layout {name, groups} or null) or null.
  *
  * A config the plugin (or its config-manager) would refuse is a finding,
  * not a failure: the report carries config_error and the numbers that

@@ -29,6 +29,7 @@
 #include "lab/cluster_shape.h"
 #include "client/kubeconfig_merge.h"
 #include "util/file.h"
+#include "util/msg.h"
 
 #define HELPER         "gpuop-apiserver"
 #define CONTEXT_NAME   "gpuop"
@@ -452,7 +453,7 @@ static bool is_servers_own(const char *path, const data_dir *d)
 
 static void print_backup(const kc_merge_result *r)
 {
-    if (r->backup) printf(_("  (the old file is kept as %s)\n"), r->backup);
+    if (r->backup) gp_msg_fprintf(stdout, _("  (the old file is kept as %s)\n"), r->backup);
 }
 
 /* Adds the context to the user's kubeconfig and says how to use it. */
@@ -518,11 +519,12 @@ static int remove_from_user(const cluster_opts *o, const data_dir *d)
     if (rc != EXIT_HOLDS) {
         cli_report(&err);
     } else if (r.outcome == KC_MERGE_NOT_OURS) {
-        printf(_("left context \"%s\" in %s: it belongs to another gpuop cluster\n"), CONTEXT_NAME,
-               target);
+        gp_msg_fprintf(stdout,
+                       _("left context \"%s\" in %s: it belongs to another gpuop cluster\n"),
+                       CONTEXT_NAME, target);
     } else {
         if (r.outcome == KC_MERGE_WRITTEN)
-            printf(_("removed context \"%s\" from %s\n"), CONTEXT_NAME, target);
+            gp_msg_fprintf(stdout, _("removed context \"%s\" from %s\n"), CONTEXT_NAME, target);
         print_backup(&r);
         remove_state(d, "previous-context");
         remove_state(d, "merged-into");

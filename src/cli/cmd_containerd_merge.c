@@ -6,7 +6,9 @@
 
 #include "cli/cli.h"
 #include "containerd/containerd.h"
+#include "containerd/observed.h"
 #include "containerd/render.h"
+#include "util/json_out.h"
 #include "util/spawn.h"
 
 typedef struct merge_args {
@@ -79,26 +81,49 @@ static void pick_family(merge_args *a)
     free(errout);
 }
 
+/* What went wrong, on stderr, and for -o json also on stdout as the
+ * report's error object, so that a script never reads an empty stdout. */
+static int cannot_tell(const merge_args *a, const char *code, const char *where,
+                       const gp_error *err)
+{
+    /* A located error names its file first; any other is gpuop's. */
+    if (strcmp(code, "unknown-version") == 0)
+        cli_error("%s", err->text);
+    else
+        cli_report(err);
+    if (a->out != CD_RENDER_JSON) return EXIT_CANNOT_TELL;
+    fputs("{\"schema\":", stdout);
+    gp_json_string(stdout, CD_MERGE_SCHEMA, strlen(CD_MERGE_SCHEMA));
+    fputs(",\"holds\":null,\"error\":{\"code\":", stdout);
+    gp_json_string(stdout, code, strlen(code));
+    fputs(",\"message\":", stdout);
+    gp_json_string(stdout, err->text, strlen(err->text));
+    fputs(",\"where\":", stdout);
+    gp_json_string(stdout, where, strlen(where));
+    fputs("}}\n", stdout);
+    fflush(stdout);
+    return EXIT_CANNOT_TELL;
+}
+
 int cli_cmd_containerd_merge(int argc, char **argv)
 {
     merge_args a = {.opt.family = CD_V2_1};
     for (int i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) return cli_cmd_containerd(2, (char *[]){"containerd", "--help"});
     if (parse_args(argc, argv, &a) != 0) return EXIT_CANNOT_TELL;
+    gp_error err = {0};
     if (a.version_text && cd_family_parse(a.version_text, &a.opt.family) != 0) {
-        cli_error(_("unknown containerd version '%s' (1.6, 1.7, 2.0, 2.1 or 2.2)"), a.version_text);
-        return EXIT_CANNOT_TELL;
+        gp_error_set(&err, NULL, 0, 0,
+                     "unknown containerd version '%s' (1.6, 1.7, 2.0, 2.1 or 2.2)", a.version_text);
+        return cannot_tell(&a, "unknown-version", "--containerd", &err);
     }
     if (a.version_text)
         a.version_source = "--containerd";
     else
         pick_family(&a);
     cd_observed o = {0};
-    gp_error err = {0};
-    if (a.observed && cd_observed_read(a.observed, &o, &err) != 0) {
-        cli_report(&err);
-        return EXIT_CANNOT_TELL;
-    }
+    if (a.observed && cd_observed_read(a.observed, &o, &err) != 0)
+        return cannot_tell(&a, "observed-unreadable", a.observed, &err);
     /* What was loaded is observed, never computed: without a dump the lab's
      * LOADED_RUNTIMES line stays empty. */
     if (a.out == CD_RENDER_LAB && !a.observed)
@@ -106,12 +131,12 @@ int cli_cmd_containerd_merge(int argc, char **argv)
                     "taken on the node"));
     cd_prediction *p = cd_predict(&a.opt, &err);
     if (!p) {
-        cli_report(&err);
         cd_observed_free(&o);
-        return EXIT_CANNOT_TELL;
+        return cannot_tell(&a, "config-unreadable",
+                           a.opt.config_path ? a.opt.config_path : CD_DEFAULT_CONFIG, &err);
     }
     int written = cd_render_merge(stdout, p, &o, a.version_source, a.out);
-    int rc = p->error || p->cri_error ? EXIT_DOES_NOT_HOLD : EXIT_HOLDS;
+    int rc = cd_prediction_holds(p) ? EXIT_HOLDS : EXIT_DOES_NOT_HOLD;
     cd_prediction_free(p);
     cd_observed_free(&o);
     if (written != 0 || fflush(stdout) != 0) return EXIT_CANNOT_TELL;

@@ -1,9 +1,10 @@
 /* gpuop containerd script [HANDLER]
  *
- * Prints a POSIX sh script that checks for a runtime handler the way
- * `gpuop containerd check` does by default: in the output of `containerd
- * config dump`, never in a config file. It is the lab's step 4 answer and a
- * gate for node boot or CI where gpuop itself is not installed. */
+ * Prints a POSIX sh script that checks for a runtime handler in the output
+ * of `containerd config dump`, never in a config file: what a restart would
+ * load, which is what a node-boot or CI gate wants, but not what a running
+ * daemon loaded (`gpuop containerd check` asks that). It is the lab's step
+ * 4 answer, where gpuop itself is not installed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ static void script_usage(FILE *out)
             "Print a POSIX sh script that exits 0 when `containerd config dump` (containerd\n"
             "from PATH) has the runtime table of HANDLER (default: nvidia), 1 when it has\n"
             "not, and 2 when containerd cannot run. The script never reads a config file.\n"
+            "The dump shows what a restart would load, not what the running daemon loaded:\n"
+            "`gpuop containerd check` asks the daemon.\n"
             "\n"
             "  gpuop containerd script nvidia > check-runtime.sh && sh check-runtime.sh\n"),
           out);

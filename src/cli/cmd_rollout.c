@@ -15,12 +15,15 @@ static void rollout_usage(FILE *out)
             "\n"
             "Desired, updated, ready and available pods, the pods still on the old\n"
             "template, the maxUnavailable budget and who spends it, a per-node fit\n"
-            "table for the new pod, each stuck pod's scheduler message classified\n"
-            "into a blocker (insufficient-memory, untolerated-taint, ...), and every\n"
-            "field read, with its value.\n"
+            "table for the new pod, each stuck pod's scheduler message or kubelet\n"
+            "event classified into a blocker (insufficient-memory, untolerated-taint,\n"
+            "runtime-handler-missing, ...), the controller's FailedCreate when it\n"
+            "cannot create pods (runtimeclass-missing, pod-create-forbidden, ...),\n"
+            "and every field read, with its value.\n"
             "  -o lab   the six lines of lab step 8\n"
             "\n"
-            "Exit status: 0 rolled out, 1 stalled or still progressing, 2 cannot tell.\n"),
+            "Exit status: 0 rolled out, 1 stalled or still progressing, 2 cannot tell\n"
+            "(with -o json, an error object on stdout).\n"),
           out);
     cli_kube_options_help(out);
 }
@@ -63,7 +66,7 @@ static kc_result feed(kc_client *c, an_rollout *b, const char *ns, gp_error *err
     return r;
 }
 
-int cli_cmd_rollout(int argc, char **argv)
+static int run_rollout(int argc, char **argv)
 {
     cli_kube_object o;
     int rc = cli_kube_object_args(argc, argv, "rollout", true, rollout_usage,
@@ -92,14 +95,17 @@ int cli_cmd_rollout(int argc, char **argv)
     }
     json_t *report = an_rollout_finish(b, &err);
     an_rollout_free(b);
-    if (!report) {
-        cli_report(&err);
-        return EXIT_CANNOT_TELL;
-    }
+    if (!report) return cli_kube_report_error("out-of-memory", &err, "");
     rc = cli_kube_print_report(report, o.fmt, an_rollout_render);
     const char *state =
         json_string_value(json_object_get(json_object_get(report, "verdict"), "state"));
     if (rc == EXIT_HOLDS && state && strcmp(state, "complete") != 0) rc = EXIT_DOES_NOT_HOLD;
     json_decref(report);
     return rc;
+}
+
+int cli_cmd_rollout(int argc, char **argv)
+{
+    cli_kube_errors_begin();
+    return cli_kube_errors_end(run_rollout(argc, argv), argc, argv, AN_SCHEMA_ROLLOUT);
 }

@@ -65,4 +65,26 @@ int cli_kube_format(const char *name, bool has_lab, an_format *out);
 int cli_kube_print_report(const json_t *report, an_format fmt,
                           char *(*render)(const json_t *, an_format));
 
+/* ---- -o json when the command cannot tell ----
+ *
+ * A report command runs its body between cli_kube_errors_begin and
+ * cli_kube_errors_end. Every error on the way is printed on stderr as
+ * before and noted (the last one wins) with a code: "usage", "not-found",
+ * "conflict", "api-error", "unreachable", "bad-response", "input",
+ * "out-of-memory". When the body ends with exit 2, -o json is on the
+ * command line and no report was printed, stdout gets
+ *   {"schema": SCHEMA, "error": {"code", "message", "where"}}
+ * so that a script never reads an empty stdout. */
+void cli_kube_errors_begin(void);
+int cli_kube_errors_end(int rc, int argc, char **argv, const char *schema);
+/* Notes an error (message and where are copied; where may be NULL). */
+void cli_kube_note_error(const char *code, const char *message, const char *where);
+/* cli_usage_error, noted as "usage". */
+int cli_kube_usage(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
+/* cli_report, noted with `code`; where is the error's FILE:LINE:COL when
+ * it has one, else `where`. Returns EXIT_CANNOT_TELL. */
+int cli_kube_report_error(const char *code, const gp_error *err, const char *where);
+/* cli_kube_fail, noting the API path asked for. */
+int cli_kube_fail_at(kc_result r, const gp_error *err, const char *path);
+
 #endif

@@ -3,11 +3,12 @@
  * Compiled twice: into gpuop, and with GPUOP_CLUSTER_CLIENT into its helper
  * gpuop-kube, which alone links the cluster client (libcurl and the many
  * libraries it loads, yajl, libyaml) and the in-process API server
- * (SQLite). gpuop runs the commands that need none of them (toml,
- * containerd) itself and execs gpuop-kube for the others, so that
- * `gpuop --version`, `gpuop toml` and `gpuop containerd merge` do not pay
- * for loading them. */
+ * (SQLite). gpuop runs the commands that need none of them (toml, and
+ * containerd but for `containerd check`) itself and execs gpuop-kube for
+ * the others, so that `gpuop --version`, `gpuop toml` and `gpuop containerd
+ * merge` do not pay for loading them. */
 #include <locale.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,23 @@ static const command commands[] = {
     {"why-pending", N_("why a GPU pod is Pending, layer by layer"),
      CLUSTER_COMMAND(cli_cmd_why_pending)},
 };
+
+/* Whether gpuop hands this command line to gpuop-kube: a cluster command,
+ * or `containerd check`, which asks the daemon over CRI with libcurl (the
+ * other containerd subcommands need no library of the helper's). */
+static bool runs_in_helper(const command *cmd, int argc, char **argv)
+{
+#ifdef GPUOP_CLUSTER_CLIENT
+    (void)cmd;
+    (void)argc;
+    (void)argv;
+    return false;
+#else
+    if (!cmd) return false;
+    if (!cmd->run) return true;
+    return cmd->run == cli_cmd_containerd && argc > 2 && strcmp(argv[2], "check") == 0;
+#endif
+}
 
 static void usage(FILE *out)
 {
@@ -91,7 +109,7 @@ int main(int argc, char **argv)
     /* Before the locale set-up, so that gpuop-kube starts from exactly what
      * gpuop was given: the same environment (the set-up may add LANGUAGE). */
     const command *cmd = argc > 1 ? find_command(argv[1]) : NULL;
-    if (cmd && !cmd->run) return cli_exec_helper("gpuop-kube", argv);
+    if (runs_in_helper(cmd, argc, argv)) return cli_exec_helper("gpuop-kube", argv);
     cli_setup_messages();
     if (argc < 2) {
         usage(stderr);

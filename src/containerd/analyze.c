@@ -1,5 +1,6 @@
 /* What the merged config means: runtime handlers, CRI validity, which files
  * define content in the same table (lab step 3), and lints. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,104 @@ static bool has_v2_cri_keys(const cd_node *t)
     return cd_path(t, "plugins", "cri", NULL) != NULL;
 }
 
+/* The CRI tables a file may write, under any of the three names. */
+static const char *const cri_names[] = {"cri", "io.containerd.grpc.v1.cri",
+                                        "io.containerd.cri.v1.runtime"};
+
+/* CDI arrived in containerd 1.7 (enable_cdi, cdi_spec_dirs): 1.6 drops
+ * both, so the toolkit's CDI mode injects no device there. */
+static void lint_cdi_on_1_6(cd_prediction *p, const cd_file *f)
+{
+    if (p->family != CD_V1_6) return;
+    for (size_t n = 0; n < 2; n++) {
+        const cd_node *cri = cd_path(f->tree, "plugins", cri_names[n], NULL);
+        const cd_node *enable = cd_child(cri, "enable_cdi");
+        const cd_node *dirs = cd_child(cri, "cdi_spec_dirs");
+        const cd_node *at = enable ? enable : dirs;
+        if (!at || (enable && !enable->is_table && enable->value->type == TOML_BOOL &&
+                    !enable->value->u.b && !dirs))
+            continue;
+        cd_note_add(p->arena, &p->lints, f->path, at->origin.line, at->origin.col,
+                    enable ? "enable_cdi" : "cdi_spec_dirs", "cdi-needs-1.7",
+                    "CDI needs containerd 1.7 or later: 1.6 has no enable_cdi or cdi_spec_dirs "
+                    "and ignores them, so no CDI device is injected (the toolkit's CDI mode, the "
+                    "nvidia-cdi runtime)");
+    }
+}
+
+typedef struct imports_ctx {
+    cd_prediction *p;
+    const cd_file *f;
+} imports_ctx;
+
+static void lint_nested_imports(const cd_node *leaf, const cd_node *const *path, size_t depth,
+                                void *ctx)
+{
+    imports_ctx *ic = ctx;
+    if (depth < 2 || leaf->keylen != 7 || memcmp(leaf->key, "imports", 7) != 0) return;
+    char *table = cd_path_text(path, depth - 1);
+    ic->p->imports_ignored = true;
+    cd_note_add(ic->p->arena, &ic->p->lints, ic->f->path, leaf->origin.line, leaf->origin.col,
+                "imports", "imports-in-table",
+                "this `imports` comes after the header [%s], so it is a key of that table, not "
+                "the list of drop-ins: containerd ignores it and loads none of its files; move "
+                "it above the first table",
+                table ? table : "?");
+    free(table);
+}
+
+static bool loaded(const cd_prediction *p, const char *runtime)
+{
+    for (size_t i = 0; i < p->nruntimes; i++)
+        if (strcmp(p->runtimes[i], runtime) == 0) return true;
+    return false;
+}
+
+/* A runtime table some file writes that is not among the runtimes loaded. */
+static void lint_declared_runtimes(cd_prediction *p)
+{
+    for (size_t i = 0; i < p->nfiles; i++) {
+        const cd_file *f = &p->files[i];
+        for (size_t r = 0; r < f->nruntimes; r++) {
+            if (loaded(p, f->runtimes[r])) continue;
+            const cd_node *table = NULL;
+            for (size_t n = 0; n < 3 && !table; n++)
+                table = cd_path(f->tree, "plugins", cri_names[n], "containerd", "runtimes",
+                                f->runtimes[r], NULL);
+            p->declared_not_loaded++;
+            cd_note_add(p->arena, &p->lints, f->path, table ? table->origin.line : 0,
+                        table ? table->origin.col : 0, NULL, "runtime-not-loaded",
+                        "runtime %s is declared here but containerd %s does not load it (see the "
+                        "keys not loaded)",
+                        f->runtimes[r], cd_family_name(p->family));
+        }
+    }
+}
+
+/* The default runtime the files name last, against the one that loads:
+ * they differ when a later section, a migration or a naming rule took it. */
+static void lint_default_runtime(cd_prediction *p)
+{
+    const cd_node *written = NULL;
+    for (size_t i = 0; i < p->nfiles; i++)
+        for (size_t n = 0; n < 3; n++) {
+            const cd_node *d = cd_path(p->files[i].tree, "plugins", cri_names[n], "containerd",
+                                       "default_runtime_name", NULL);
+            if (d && !d->is_table && d->value->type == TOML_STRING) written = d;
+        }
+    if (written) p->default_written = written->value->u.s;
+    const cd_node *eff = p->default_runtime_name;
+    if (!written || !eff || eff->is_table || eff->value->type != TOML_STRING) return;
+    if (strcmp(written->value->u.s, eff->value->u.s) == 0) return;
+    p->default_lost = true;
+    cd_note_add(p->arena, &p->lints, written->origin.file, written->origin.line,
+                written->origin.col, "default_runtime_name", "default-runtime-lost",
+                "the files name \"%s\" the default runtime (last here), but containerd %s loads "
+                "\"%s\" as the default (%s): pods without a RuntimeClass run there",
+                written->value->u.s, cd_family_name(p->family), eff->value->u.s,
+                eff->origin.file ? eff->origin.file : "the built-in default");
+}
+
 static void lint_files(cd_prediction *p)
 {
     int64_t main_version = p->nfiles ? p->files[0].version : 0;
@@ -195,6 +294,15 @@ static void lint_files(cd_prediction *p)
                                  "version 1 and ignores plugin sections with full names")
                             : N_("the main config has no `version`: containerd 2.x reads it as "
                                  "version 1 and does not migrate version 2 CRI keys in it"));
+    }
+    for (size_t i = 0; i < p->nfiles; i++) {
+        lint_cdi_on_1_6(p, &p->files[i]);
+        imports_ctx ic = {p, &p->files[i]};
+        cd_walk_leaves(p->files[i].tree, lint_nested_imports, &ic);
+    }
+    if (!p->error && p->config) {
+        lint_declared_runtimes(p);
+        lint_default_runtime(p);
     }
     if (p->error)
         cd_note_add(p->arena, &p->lints, NULL, 0, 0, NULL, "refuses-to-start",

@@ -84,6 +84,10 @@ typedef struct cd_prediction {
     size_t nruntimes;
     const cd_node *default_runtime_name; /* a leaf in `config` */
     const char *cri_error;               /* "invalid plugin config: ..." or NULL */
+    size_t declared_not_loaded;          /* runtime tables written that do not load */
+    const char *default_written;         /* the default_runtime_name the files name last */
+    bool default_lost;                   /* ... is not the one that loads */
+    bool imports_ignored;                /* an `imports` inside a table: its files not read */
     cd_notes lost;                       /* keys written in a file but absent from the result */
     cd_notes lints;
     /* Lab step 3: do two files define content in the same table? */
@@ -100,6 +104,11 @@ typedef struct cd_prediction {
 /* Returns NULL (and err) only when the main config cannot be read: then
  * nothing can be told. Every other problem is part of the prediction. */
 cd_prediction *cd_predict(const cd_options *opt, gp_error *err);
+/* The config set loads as written: containerd starts, its CRI plugin
+ * accepts the config, every runtime a file declares loads, the default
+ * runtime is the one the files name last, and no `imports` is lost inside
+ * a table. `containerd merge` exits 1 otherwise. */
+bool cd_prediction_holds(const cd_prediction *p);
 void cd_prediction_free(cd_prediction *p);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef GPUOP_CONTAINERD_CONTAINERD_INTERNAL_H
 #define GPUOP_CONTAINERD_CONTAINERD_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "containerd/cfg_internal.h"
@@ -21,6 +22,10 @@ void cd_merge(cd_prediction *p);
 void cd_analyze(cd_prediction *p);
 /* The built-in defaults that matter for this version, as a config tree. */
 cd_node *cd_defaults(cd_prediction *p);
+/* Whether the CRI plugin of this line (1.x io.containerd.grpc.v1.cri, 2.x
+ * io.containerd.cri.v1.runtime) has the setting `key`, at the top of its
+ * section or (in_containerd) in its `containerd` table. */
+bool cd_cri_key_known(cd_family f, bool in_containerd, const char *key, size_t len);
 /* A leaf holding a value parsed from TOML text, e.g. "['/opt/cni/bin']". */
 cd_node *cd_leaf_from_text(cd_prediction *p, const char *key, const char *value_toml,
                            cd_origin origin);

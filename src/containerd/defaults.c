@@ -4,6 +4,7 @@
  * name, CNI directories) and the top-level settings people check; the rest
  * of containerd's hundreds of defaults would only repeat `config dump`.
  * Values are those the real binaries print (../shared/containerd-cases). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,103 @@ static const char defaults_2x_head[] =
 
 static const char defaults_2_0_cni[] = "bin_dir = \"/opt/cni/bin\"\n";
 static const char defaults_2_1_cni[] = "bin_dir = \"\"\nbin_dirs = [\"/opt/cni/bin\"]\n";
+
+/* The keys of the CRI plugin's config, at its top and in its
+ * `containerd` table, as `containerd config dump` of the real binaries
+ * lists them (../shared/containerd-cases/1.6.20/j_nomatch.toml and
+ * 1.7.29/j_nomatch.toml: the dump prints every field of the struct). A key
+ * not listed is not a field: go-toml drops it without a word. */
+static const char *const cri_keys_1_6[] = {"cni",
+                                           "containerd",
+                                           "device_ownership_from_security_context",
+                                           "disable_apparmor",
+                                           "disable_cgroup",
+                                           "disable_hugetlb_controller",
+                                           "disable_proc_mount",
+                                           "disable_tcp_service",
+                                           "enable_selinux",
+                                           "enable_tls_streaming",
+                                           "enable_unprivileged_icmp",
+                                           "enable_unprivileged_ports",
+                                           "ignore_image_defined_volumes",
+                                           "image_decryption",
+                                           "max_concurrent_downloads",
+                                           "max_container_log_line_size",
+                                           "netns_mounts_under_state_dir",
+                                           "registry",
+                                           "restrict_oom_score_adj",
+                                           "sandbox_image",
+                                           "selinux_category_range",
+                                           "stats_collect_period",
+                                           "stream_idle_timeout",
+                                           "stream_server_address",
+                                           "stream_server_port",
+                                           "systemd_cgroup",
+                                           "tolerate_missing_hugetlb_controller",
+                                           "unset_seccomp_profile",
+                                           "x509_key_pair_streaming",
+                                           NULL};
+/* 1.7 adds CDI and a few more. */
+static const char *const cri_keys_1_7_only[] = {"cdi_spec_dirs",
+                                                "drain_exec_sync_io_timeout",
+                                                "enable_cdi",
+                                                "ignore_deprecation_warnings",
+                                                "image_pull_progress_timeout",
+                                                "image_pull_with_sync_fs",
+                                                NULL};
+static const char *const containerd_keys_1_6[] = {"default_runtime",
+                                                  "default_runtime_name",
+                                                  "disable_snapshot_annotations",
+                                                  "discard_unpacked_layers",
+                                                  "ignore_rdt_not_enabled_errors",
+                                                  "no_pivot",
+                                                  "runtimes",
+                                                  "snapshotter",
+                                                  "untrusted_workload_runtime",
+                                                  NULL};
+static const char *const containerd_keys_1_7_only[] = {"ignore_blockio_not_enabled_errors", NULL};
+
+/* 2.0 and 2.1: the runtime plugin io.containerd.cri.v1.runtime (2.0.11 and
+ * 2.1.5 j_nomatch.toml); image settings live in io.containerd.cri.v1.images. */
+static const char *const runtime_keys_2x[] = {"cdi_spec_dirs",
+                                              "cni",
+                                              "containerd",
+                                              "device_ownership_from_security_context",
+                                              "disable_apparmor",
+                                              "disable_hugetlb_controller",
+                                              "disable_proc_mount",
+                                              "drain_exec_sync_io_timeout",
+                                              "enable_cdi",
+                                              "enable_selinux",
+                                              "enable_unprivileged_icmp",
+                                              "enable_unprivileged_ports",
+                                              "ignore_deprecation_warnings",
+                                              "ignore_image_defined_volumes",
+                                              "max_container_log_line_size",
+                                              "netns_mounts_under_state_dir",
+                                              "restrict_oom_score_adj",
+                                              "selinux_category_range",
+                                              "tolerate_missing_hugetlb_controller",
+                                              "unset_seccomp_profile",
+                                              NULL};
+static const char *const containerd_keys_2x[] = {"default_runtime_name",
+                                                 "ignore_blockio_not_enabled_errors",
+                                                 "ignore_rdt_not_enabled_errors", "runtimes", NULL};
+
+static bool listed(const char *const *list, const char *key, size_t len)
+{
+    for (; *list; list++)
+        if (strlen(*list) == len && memcmp(*list, key, len) == 0) return true;
+    return false;
+}
+
+bool cd_cri_key_known(cd_family f, bool in_containerd, const char *key, size_t len)
+{
+    if (!cd_is_v1(f)) return listed(in_containerd ? containerd_keys_2x : runtime_keys_2x, key, len);
+    const char *const *base = in_containerd ? containerd_keys_1_6 : cri_keys_1_6;
+    const char *const *added = in_containerd ? containerd_keys_1_7_only : cri_keys_1_7_only;
+    return listed(base, key, len) || (f >= CD_V1_7 && listed(added, key, len));
+}
 
 static toml_doc *keep(cd_prediction *p, toml_doc *doc)
 {

@@ -363,6 +363,46 @@ static bool is_v3_cri_name(const char *key, size_t len)
     return len >= 20 && memcmp(key, "io.containerd.cri.v1", 20) == 0;
 }
 
+/* Removes from `table` the keys that are no field of this line's CRI
+ * config, each noted as lost under `prefix`. */
+static void drop_unknown_keys(cd_prediction *p, cd_node *table, bool in_containerd,
+                              const char *prefix, const char *why)
+{
+    for (cd_node *k = table->first, *next; k; k = next) {
+        next = k->next;
+        if (cd_cri_key_known(p->family, in_containerd, k->key, k->keylen)) continue;
+        const cd_node *one[1] = {k};
+        char *name = cd_path_text(one, 1);
+        char *key = cd_printf(p->arena, "%s.%s", prefix, name);
+        free(name);
+        lose(p, k, NULL, key, "unknown-plugin-key", why);
+        cd_take(table, gp_arena_strndup(p->arena, k->key, k->keylen));
+    }
+}
+
+/* go-toml decodes the section into the plugin's struct, so a key that is no
+ * field of it is dropped without a word: 1.6.20 has no enable_cdi (its dump
+ * leaves it out; issue 16, case 9). Checked at the two levels people write
+ * settings at, the section and its `containerd` table; runtime tables hold
+ * free-form options. */
+static cd_node *known_cri_keys_v1(cd_prediction *p, const cd_node *section)
+{
+    cd_node *copy = cd_clone(p->arena, section);
+    if (!copy) return NULL;
+    const cd_node *one[1] = {section};
+    char *name = cd_path_text(one, 1);
+    char *prefix = cd_printf(p->arena, "plugins.%s", name);
+    free(name);
+    char *why =
+        cd_printf(p->arena, _("not a setting of the containerd %s CRI plugin: ignored silently"),
+                  cd_family_name(p->family));
+    drop_unknown_keys(p, copy, false, prefix, why);
+    cd_node *ctr = cd_child(copy, "containerd");
+    if (ctr && ctr->is_table)
+        drop_unknown_keys(p, ctr, true, cd_printf(p->arena, "%s.containerd", prefix), why);
+    return copy;
+}
+
 /* Go-toml v1 decodes the section into the plugin's default struct: fields
  * the section sets win, and a map it gives (runtimes) replaces the default
  * map, so the built-in runc exists only if a file defines it. Every runtime
@@ -491,7 +531,8 @@ static void merge_v1(cd_prediction *p, cd_node *defaults, cd_node *m)
     }
     cd_node *dcri = cd_path(defaults, "plugins", CRI_V2, NULL);
     cd_node *section = cd_child(plugins, cri_name);
-    cd_node *cri = decode_cri_v1(p, dcri, section && section->is_table ? section : NULL);
+    cd_node *known = section && section->is_table ? known_cri_keys_v1(p, section) : NULL;
+    cd_node *cri = decode_cri_v1(p, dcri, known);
     cri->key = CRI_V2;
     cri->keylen = strlen(CRI_V2);
     cd_set(out_plugins, cri);
@@ -651,6 +692,17 @@ static void merge_v2(cd_prediction *p, cd_node *defaults, cd_node *m)
                              (long long)version);
     if (version < 3) migrate_v2_to_v3(p, plugins);
     drop_unknown_cri_keys(p, plugins);
+    /* The runtime plugin decodes strictly: what is no field of it is
+     * dropped with a warning (case p: a v2 key the migration carried). */
+    cd_node *runtime = cd_child(plugins, CRI_RUNTIME);
+    if (runtime && runtime->is_table) {
+        const char *why = _("not a setting of the CRI runtime plugin: ignored (\"Ignoring unknown "
+                            "key in TOML for plugin\")");
+        drop_unknown_keys(p, runtime, false, "plugins.\"" CRI_RUNTIME "\"", why);
+        cd_node *ctr = cd_child(runtime, "containerd");
+        if (ctr && ctr->is_table)
+            drop_unknown_keys(p, ctr, true, "plugins.\"" CRI_RUNTIME "\".containerd", why);
+    }
 
     /* Decode over the defaults: maps merge key by key, so the default runc
      * keeps its fields under what the files set; a new runtime starts empty. */
@@ -684,6 +736,78 @@ static void check_proxy_plugins(cd_prediction *p, const cd_node *m)
     }
 }
 
+/* ---- values a later file overrode ---- */
+
+/* Merged, not overridden: a later file's list adds to these. */
+static const char *const merged_top_level[] = {"version", "imports", "disabled_plugins",
+                                               "required_plugins", NULL};
+
+static bool noted_lost(const cd_prediction *p, const cd_node *leaf)
+{
+    for (size_t i = 0; i < p->lost.count; i++) {
+        const cd_note *n = &p->lost.items[i];
+        if (n->file == leaf->origin.file && n->line == leaf->origin.line &&
+            n->col == leaf->origin.col)
+            return true;
+    }
+    return false;
+}
+
+/* The leaf at `path` in a file's tree, as written; NULL if none. */
+static const cd_node *leaf_at(const cd_node *tree, const cd_node *const *path, size_t depth)
+{
+    const cd_node *n = tree;
+    for (size_t i = 0; i < depth && n; i++)
+        n = n->is_table ? cd_childn(n, path[i]->key, path[i]->keylen) : NULL;
+    return n && !n->is_table ? n : NULL;
+}
+
+typedef struct override_ctx {
+    cd_prediction *p;
+    size_t file; /* the file whose leaves are walked */
+} override_ctx;
+
+static void note_if_overridden(const cd_node *leaf, const cd_node *const *path, size_t depth,
+                               void *ctx)
+{
+    override_ctx *oc = ctx;
+    cd_prediction *p = oc->p;
+    if (depth == 1 && in_list(merged_top_level, path[0]->key, path[0]->keylen)) return;
+    if (noted_lost(p, leaf)) return;
+    /* The last later file that set the same key, where that value counted. */
+    const cd_node *winner = NULL;
+    for (size_t j = p->nfiles; j-- > oc->file + 1 && !winner;) {
+        const cd_node *w = leaf_at(p->files[j].tree, path, depth);
+        if (w && !noted_lost(p, w)) winner = w;
+    }
+    if (!winner || toml_value_equal(leaf->value, winner->value)) return;
+    char *value = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&value, &len);
+    if (!f) return;
+    toml_emit_value(winner->value, f);
+    fclose(f);
+    char *key = cd_path_text(path, depth);
+    cd_note_add(p->arena, &p->lost, leaf->origin.file, leaf->origin.line, leaf->origin.col, key,
+                "overridden", "overridden by %s:%u, which sets %s", winner->origin.file,
+                winner->origin.line, value);
+    free(key);
+    free(value);
+}
+
+/* A key written in one file and set again, to another value, by a later
+ * one is written but not loaded, like a key a replaced section took along
+ * (issue 16, case 9: a main-file snapshotter under the drop-in's). Run
+ * after the merge, so that a later value that did not count itself (a zero
+ * top-level value, a section containerd ignores) overrides nothing. */
+static void note_overridden(cd_prediction *p)
+{
+    for (size_t i = 0; i + 1 < p->nfiles; i++) {
+        override_ctx oc = {p, i};
+        cd_walk_leaves(p->files[i].tree, note_if_overridden, &oc);
+    }
+}
+
 void cd_merge(cd_prediction *p)
 {
     cd_node *defaults = cd_defaults(p);
@@ -699,5 +823,6 @@ void cd_merge(cd_prediction *p)
         merge_v2(p, defaults, m);
     set_imports(p, m);
     check_proxy_plugins(p, m);
+    note_overridden(p);
     p->config = m;
 }

@@ -1,15 +1,16 @@
-/* What containerd loads, as containerd itself reports it.
+/* What containerd loads, as containerd itself reports it, and the daemon
+ * process's files.
  *
- * Two witnesses, both better than reading config files:
  * - `containerd config dump`: the installed binary's own reading of the
  *   config and its imports, i.e. what a (re)start would load;
- * - the running daemon: `ctr plugins ls` says whether the CRI plugin loaded or
- *   refused its config, `crictl info` which runtime handlers it serves.
+ * - the daemon's process (/proc) and the config files it was started with,
+ *   to tell whether a restart is pending.
+ * What the running daemon loaded is asked over its socket: cri.h.
  *
- * The parsers here take the tools' text and return structs; they do no I/O,
- * so tests feed them the real outputs recorded in containerd-cases/. Only the
- * last section (the daemon process and its config files) reads /proc and
- * the file system. */
+ * The dump parser takes the tool's text and returns a struct; it does no
+ * I/O, so tests feed it the real outputs recorded in containerd-cases/.
+ * Only the last section (the daemon process and its config files) reads
+ * /proc and the file system. */
 #ifndef GPUOP_CONTAINERD_OBSERVED_H
 #define GPUOP_CONTAINERD_OBSERVED_H
 
@@ -72,62 +73,6 @@ void cd_cri_check_default(const char *name, const char *const *runtimes, size_t 
 
 /* The handler is in the runtimes and the CRI plugin would load them. */
 bool cd_dump_handler_loaded(const cd_dump *d, const char *handler);
-
-/* ---- `ctr plugins ls` ---- */
-
-typedef struct cd_plugin {
-    char type[128];  /* io.containerd.grpc.v1 */
-    char id[128];    /* cri */
-    char status[16]; /* ok | skip | error, from the table; "" from details */
-    bool has_error;  /* the details had an Error: block */
-    char error_code[64];
-    char error_message[1024];
-} cd_plugin;
-
-typedef struct cd_plugins {
-    cd_plugin *items;
-    size_t n;
-} cd_plugins;
-
-void cd_plugins_free(cd_plugins *p);
-const cd_plugin *cd_plugins_find(const cd_plugins *p, const char *type, const char *id);
-
-/* `ctr plugins ls`: a TYPE ID PLATFORMS STATUS table. Appends to *out;
- * returns -1 only when memory is exhausted. */
-int cd_ctr_parse_table(const char *text, cd_plugins *out);
-/* `ctr plugins ls -d ...`: "Type:", "ID:", ... blocks, with an "Error:"
- * block holding "Code:" and "Message:" when the plugin failed to load. */
-int cd_ctr_parse_details(const char *text, cd_plugins *out);
-
-typedef enum cd_cri_daemon_state {
-    CD_CRI_DAEMON_OK,      /* the CRI plugins loaded */
-    CD_CRI_DAEMON_ERROR,   /* one refused to load: not serving any handler */
-    CD_CRI_DAEMON_SKIPPED, /* skipped at start (its init said so) */
-    CD_CRI_DAEMON_ABSENT,  /* no CRI plugin registered (disabled) */
-} cd_cri_daemon_state;
-
-typedef struct cd_cri_daemon {
-    cd_cri_daemon_state state;
-    char plugin[260];   /* "io.containerd.grpc.v1 cri", the one that failed if any */
-    char message[1024]; /* its error message; "" when none was shown */
-} cd_cri_daemon;
-
-/* Combines the table and the details of the CRI plugins: in 1.x the CRI
- * plugin is io.containerd.grpc.v1 cri; in 2.x the runtime handlers belong to
- * io.containerd.cri.v1 runtime, whose failure is reported first. */
-void cd_cri_daemon_status(const cd_plugins *table, const cd_plugins *details, cd_cri_daemon *out);
-
-/* ---- `crictl info` ---- */
-
-typedef struct cd_crictl_info {
-    cd_names handlers;     /* runtimeHandlers[].name (without ""), else the config's runtimes */
-    char *default_runtime; /* config.containerd.defaultRuntimeName; NULL when absent */
-} cd_crictl_info;
-
-/* Parses the JSON that `crictl info` prints. Returns 0, or -1 with err when
- * it is not JSON or lists no runtimes at all. */
-int cd_crictl_info_parse(const char *text, size_t len, cd_crictl_info *out, gp_error *err);
-void cd_crictl_info_free(cd_crictl_info *info);
 
 /* ---- the daemon process and its config files ---- */
 

@@ -70,3 +70,9 @@ void cd_prediction_free(cd_prediction *p)
     free(p->owned);
     gp_arena_free(p->arena);
 }
+
+bool cd_prediction_holds(const cd_prediction *p)
+{
+    return !p->error && !p->cri_error && !p->declared_not_loaded && !p->default_lost &&
+           !p->imports_ignored;
+}

@@ -22,6 +22,13 @@ static int cmp_str(const void *a, const void *b)
 
 /* ---- the observed dump ---- */
 
+static bool listed(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return true;
+    return false;
+}
+
 int cd_observed_read(const char *path, cd_observed *o, gp_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -161,13 +168,36 @@ static void json_origin(const cd_node *leaf, const cd_node *const *path, size_t 
     free(key);
 }
 
+/* The runtimes some file declares that do not load, sorted, each once;
+ * malloc'd (the names are the prediction's). */
+static const char **not_loaded(const cd_prediction *p, size_t *n)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < p->nfiles; i++)
+        cap += p->files[i].nruntimes;
+    const char **out = malloc((cap ? cap : 1) * sizeof *out);
+    *n = 0;
+    if (!out) return NULL;
+    for (size_t i = 0; i < p->nfiles; i++)
+        for (size_t r = 0; r < p->files[i].nruntimes; r++) {
+            const char *name = p->files[i].runtimes[r];
+            if (!listed(p->runtimes, p->nruntimes, name) && !listed(out, *n, name))
+                out[(*n)++] = name;
+        }
+    qsort(out, *n, sizeof *out, cmp_str);
+    return out;
+}
+
 static int write_json(FILE *out, const cd_prediction *p, const cd_observed *o,
                       const char *version_source)
 {
     size_t ndropin = 0;
     const char **dropin = cd_dropin_runtimes(p, &ndropin);
     if (!dropin) return -1;
-    fputs("{\"containerd_version\":", out);
+    fputs("{\"schema\":", out);
+    json_str(out, CD_MERGE_SCHEMA);
+    fprintf(out, ",\"holds\":%s", cd_prediction_holds(p) ? "true" : "false");
+    fputs(",\"containerd_version\":", out);
     json_str(out, cd_family_name(p->family));
     fputs(",\"containerd_version_from\":", out);
     json_str(out, version_source);
@@ -218,6 +248,15 @@ static int write_json(FILE *out, const cd_prediction *p, const cd_observed *o,
              drn && !drn->is_table && drn->value->type == TOML_STRING ? drn->value->u.s : NULL);
     fprintf(out, ",\"cri_valid\":%s,\"cri_error\":", p->cri_error ? "false" : "true");
     json_str(out, p->cri_error);
+    fputs(",\"declared_not_loaded\":", out);
+    size_t nlost = 0;
+    const char **lost = not_loaded(p, &nlost);
+    json_list(out, lost, nlost);
+    free(lost);
+    fputs(",\"default_runtime_written\":", out);
+    json_str(out, p->default_written);
+    fprintf(out, ",\"default_runtime_lost\":%s,\"imports_ignored\":%s",
+            p->default_lost ? "true" : "false", p->imports_ignored ? "true" : "false");
     fputs(",\"error\":", out);
     json_str(out, p->error);
     fputs("},\"lost\":", out);
@@ -266,13 +305,6 @@ static void print_row(FILE *out, const char *handler, const char *declared, cons
     print_cell(out, declared, 10);
     print_cell(out, predicted, 10);
     fprintf(out, "%s\n", seen);
-}
-
-static bool listed(const char *const *names, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0) return true;
-    return false;
 }
 
 static void text_origin(const cd_node *leaf, const cd_node *const *path, size_t depth, void *ctx)
@@ -359,6 +391,21 @@ static void write_verdicts(FILE *out, const cd_prediction *p)
         fprintf(out, _("  CRI FAILS: %s\n"), p->cri_error);
     else
         fputs(_("  CRI config valid\n"), out);
+    size_t nlost = 0;
+    const char **lost = not_loaded(p, &nlost);
+    if (nlost) {
+        fputs(_("  NOT LOADED: runtimes the files declare: "), out);
+        for (size_t i = 0; i < nlost; i++)
+            fprintf(out, "%s%s", i ? ", " : "", lost[i]);
+        fputc('\n', out);
+    }
+    free(lost);
+    if (p->default_lost)
+        fprintf(out, _("  DEFAULT RUNTIME LOST: the files name \"%s\", containerd loads \"%s\"\n"),
+                p->default_written, p->default_runtime_name->value->u.s);
+    if (p->imports_ignored)
+        fputs(_("  IMPORTS IGNORED: an `imports` inside a table is not the list of drop-ins\n"),
+              out);
     if (p->conflict)
         fprintf(out, _("  CONFLICT: %s and %s both define content in %s;\n    %s wins: %s\n"),
                 p->conflict_files[0], p->conflict_files[1], p->conflict_table, p->conflict_winner,

@@ -12,6 +12,9 @@
 #include "containerd/observed.h"
 #include "util/error.h"
 
+/* The `schema` member of the JSON form. */
+#define CD_MERGE_SCHEMA "gpuop.containerd.merge/v1"
+
 /* A `containerd config dump` as merge compares it with the prediction. */
 typedef struct cd_observed {
     const char *source; /* the dump's path; NULL when no dump was given */

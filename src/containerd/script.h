@@ -1,6 +1,8 @@
-/* A POSIX sh script that checks for a runtime handler the way `gpuop
- * containerd check` does by default: in the output of `containerd config
- * dump` (containerd found through PATH), never in a config file. */
+/* A POSIX sh script that checks for a runtime handler in the output of
+ * `containerd config dump` (containerd found through PATH), never in a
+ * config file: the lab's step 4 contract. The dump shows what a restart
+ * would load, not what the running daemon loaded; the script's header says
+ * so, and `gpuop containerd check` asks the daemon. */
 #ifndef GPUOP_CONTAINERD_SCRIPT_H
 #define GPUOP_CONTAINERD_SCRIPT_H
 

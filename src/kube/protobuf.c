@@ -30,193 +30,162 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
 /* ---- schema ------------------------------------------------------------------ */
 
-typedef enum {
-    T_STRING,
-    T_INT64,
-    T_BOOL,
-    T_MESSAGE,
-    T_TIME,       /* metav1.Time: {1 seconds, 2 nanos} -> RFC 3339 */
-    T_STRING_MAP, /* map<string, string> */
-    T_BYTES_MAP,  /* map<string, bytes> -> base64 values */
-    T_FIELDS_V1,  /* metav1.FieldsV1: {1 raw JSON} -> that JSON */
-} field_type;
-
-enum {
-    F_REPEATED = 1,
-    F_ALWAYS = 2, /* Go prints the member even when it is "" */
-    F_ZERO = 4,   /* a Go pointer: 0 is a value, not absence */
-};
-
-typedef struct pb_message pb_message;
-
-typedef struct {
-    uint32_t num;
-    const char *name;
-    field_type type;
-    unsigned flags;
-    const pb_message *msg; /* for T_MESSAGE */
-} pb_field;
-
-struct pb_message {
-    const pb_field *fields;
-    size_t count;
-};
-
-#define MESSAGE(rows)                                                                              \
-    {                                                                                              \
-        rows, sizeof rows / sizeof rows[0]                                                         \
-    }
-
 /* k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto */
 
-static const pb_field owner_reference_fields[] = {
-    {5, "apiVersion", T_STRING, F_ALWAYS, NULL}, {1, "kind", T_STRING, F_ALWAYS, NULL},
-    {3, "name", T_STRING, F_ALWAYS, NULL},       {4, "uid", T_STRING, F_ALWAYS, NULL},
-    {6, "controller", T_BOOL, 0, NULL},          {7, "blockOwnerDeletion", T_BOOL, 0, NULL},
+static const kube_pb_field owner_reference_fields[] = {
+    {5, "apiVersion", KUBE_PB_STRING, KUBE_PB_ALWAYS, NULL},
+    {1, "kind", KUBE_PB_STRING, KUBE_PB_ALWAYS, NULL},
+    {3, "name", KUBE_PB_STRING, KUBE_PB_ALWAYS, NULL},
+    {4, "uid", KUBE_PB_STRING, KUBE_PB_ALWAYS, NULL},
+    {6, "controller", KUBE_PB_BOOL, 0, NULL},
+    {7, "blockOwnerDeletion", KUBE_PB_BOOL, 0, NULL},
 };
-static const pb_message owner_reference = MESSAGE(owner_reference_fields);
+static const kube_pb_message owner_reference = KUBE_PB_SCHEMA(owner_reference_fields);
 
-static const pb_field managed_fields_entry_fields[] = {
-    {1, "manager", T_STRING, 0, NULL},     {2, "operation", T_STRING, 0, NULL},
-    {3, "apiVersion", T_STRING, 0, NULL},  {4, "time", T_TIME, 0, NULL},
-    {6, "fieldsType", T_STRING, 0, NULL},  {7, "fieldsV1", T_FIELDS_V1, 0, NULL},
-    {8, "subresource", T_STRING, 0, NULL},
+static const kube_pb_field managed_fields_entry_fields[] = {
+    {1, "manager", KUBE_PB_STRING, 0, NULL},     {2, "operation", KUBE_PB_STRING, 0, NULL},
+    {3, "apiVersion", KUBE_PB_STRING, 0, NULL},  {4, "time", KUBE_PB_TIME, 0, NULL},
+    {6, "fieldsType", KUBE_PB_STRING, 0, NULL},  {7, "fieldsV1", KUBE_PB_FIELDS_V1, 0, NULL},
+    {8, "subresource", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message managed_fields_entry = MESSAGE(managed_fields_entry_fields);
+static const kube_pb_message managed_fields_entry = KUBE_PB_SCHEMA(managed_fields_entry_fields);
 
-static const pb_field object_meta_fields[] = {
-    {1, "name", T_STRING, 0, NULL},
-    {2, "generateName", T_STRING, 0, NULL},
-    {3, "namespace", T_STRING, 0, NULL},
-    {4, "selfLink", T_STRING, 0, NULL},
-    {5, "uid", T_STRING, 0, NULL},
-    {6, "resourceVersion", T_STRING, 0, NULL},
-    {7, "generation", T_INT64, 0, NULL},
-    {8, "creationTimestamp", T_TIME, 0, NULL},
-    {9, "deletionTimestamp", T_TIME, 0, NULL},
-    {10, "deletionGracePeriodSeconds", T_INT64, F_ZERO, NULL},
-    {11, "labels", T_STRING_MAP, 0, NULL},
-    {12, "annotations", T_STRING_MAP, 0, NULL},
-    {13, "ownerReferences", T_MESSAGE, F_REPEATED, &owner_reference},
-    {14, "finalizers", T_STRING, F_REPEATED, NULL},
-    {17, "managedFields", T_MESSAGE, F_REPEATED, &managed_fields_entry},
+static const kube_pb_field object_meta_fields[] = {
+    {1, "name", KUBE_PB_STRING, 0, NULL},
+    {2, "generateName", KUBE_PB_STRING, 0, NULL},
+    {3, "namespace", KUBE_PB_STRING, 0, NULL},
+    {4, "selfLink", KUBE_PB_STRING, 0, NULL},
+    {5, "uid", KUBE_PB_STRING, 0, NULL},
+    {6, "resourceVersion", KUBE_PB_STRING, 0, NULL},
+    {7, "generation", KUBE_PB_INT64, 0, NULL},
+    {8, "creationTimestamp", KUBE_PB_TIME, 0, NULL},
+    {9, "deletionTimestamp", KUBE_PB_TIME, 0, NULL},
+    {10, "deletionGracePeriodSeconds", KUBE_PB_INT64, KUBE_PB_ZERO, NULL},
+    {11, "labels", KUBE_PB_STRING_MAP, 0, NULL},
+    {12, "annotations", KUBE_PB_STRING_MAP, 0, NULL},
+    {13, "ownerReferences", KUBE_PB_MESSAGE, KUBE_PB_REPEATED, &owner_reference},
+    {14, "finalizers", KUBE_PB_STRING, KUBE_PB_REPEATED, NULL},
+    {17, "managedFields", KUBE_PB_MESSAGE, KUBE_PB_REPEATED, &managed_fields_entry},
 };
-static const pb_message object_meta = MESSAGE(object_meta_fields);
+static const kube_pb_message object_meta = KUBE_PB_SCHEMA(object_meta_fields);
 
 /* runtime.TypeMeta (pkg/runtime/generated.proto), not metav1.TypeMeta: the
  * envelope's numbers are apiVersion 1, kind 2. */
-static const pb_field type_meta_fields[] = {
-    {1, "apiVersion", T_STRING, 0, NULL},
-    {2, "kind", T_STRING, 0, NULL},
+static const kube_pb_field type_meta_fields[] = {
+    {1, "apiVersion", KUBE_PB_STRING, 0, NULL},
+    {2, "kind", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message type_meta = MESSAGE(type_meta_fields);
+static const kube_pb_message type_meta = KUBE_PB_SCHEMA(type_meta_fields);
 
 /* k8s.io/api/core/v1/generated.proto */
 
-static const pb_field namespace_spec_fields[] = {
-    {1, "finalizers", T_STRING, F_REPEATED, NULL},
+static const kube_pb_field namespace_spec_fields[] = {
+    {1, "finalizers", KUBE_PB_STRING, KUBE_PB_REPEATED, NULL},
 };
-static const pb_message namespace_spec = MESSAGE(namespace_spec_fields);
+static const kube_pb_message namespace_spec = KUBE_PB_SCHEMA(namespace_spec_fields);
 
-static const pb_field namespace_condition_fields[] = {
-    {1, "type", T_STRING, F_ALWAYS, NULL},      {2, "status", T_STRING, F_ALWAYS, NULL},
-    {4, "lastTransitionTime", T_TIME, 0, NULL}, {5, "reason", T_STRING, 0, NULL},
-    {6, "message", T_STRING, 0, NULL},
+static const kube_pb_field namespace_condition_fields[] = {
+    {1, "type", KUBE_PB_STRING, KUBE_PB_ALWAYS, NULL},
+    {2, "status", KUBE_PB_STRING, KUBE_PB_ALWAYS, NULL},
+    {4, "lastTransitionTime", KUBE_PB_TIME, 0, NULL},
+    {5, "reason", KUBE_PB_STRING, 0, NULL},
+    {6, "message", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message namespace_condition = MESSAGE(namespace_condition_fields);
+static const kube_pb_message namespace_condition = KUBE_PB_SCHEMA(namespace_condition_fields);
 
-static const pb_field namespace_status_fields[] = {
-    {1, "phase", T_STRING, 0, NULL},
-    {2, "conditions", T_MESSAGE, F_REPEATED, &namespace_condition},
+static const kube_pb_field namespace_status_fields[] = {
+    {1, "phase", KUBE_PB_STRING, 0, NULL},
+    {2, "conditions", KUBE_PB_MESSAGE, KUBE_PB_REPEATED, &namespace_condition},
 };
-static const pb_message namespace_status = MESSAGE(namespace_status_fields);
+static const kube_pb_message namespace_status = KUBE_PB_SCHEMA(namespace_status_fields);
 
-static const pb_field namespace_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &object_meta},
-    {2, "spec", T_MESSAGE, 0, &namespace_spec},
-    {3, "status", T_MESSAGE, 0, &namespace_status},
+static const kube_pb_field namespace_fields[] = {
+    {1, "metadata", KUBE_PB_MESSAGE, 0, &object_meta},
+    {2, "spec", KUBE_PB_MESSAGE, 0, &namespace_spec},
+    {3, "status", KUBE_PB_MESSAGE, 0, &namespace_status},
 };
-static const pb_message namespace_kind = MESSAGE(namespace_fields);
+static const kube_pb_message namespace_kind = KUBE_PB_SCHEMA(namespace_fields);
 
-static const pb_field config_map_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &object_meta},
-    {4, "immutable", T_BOOL, 0, NULL},
-    {2, "data", T_STRING_MAP, 0, NULL},
-    {3, "binaryData", T_BYTES_MAP, 0, NULL},
+static const kube_pb_field config_map_fields[] = {
+    {1, "metadata", KUBE_PB_MESSAGE, 0, &object_meta},
+    {4, "immutable", KUBE_PB_BOOL, 0, NULL},
+    {2, "data", KUBE_PB_STRING_MAP, 0, NULL},
+    {3, "binaryData", KUBE_PB_BYTES_MAP, 0, NULL},
 };
-static const pb_message config_map_kind = MESSAGE(config_map_fields);
+static const kube_pb_message config_map_kind = KUBE_PB_SCHEMA(config_map_fields);
 
-static const pb_field secret_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &object_meta},
-    {5, "immutable", T_BOOL, 0, NULL},
-    {2, "data", T_BYTES_MAP, 0, NULL},
-    {4, "stringData", T_STRING_MAP, 0, NULL},
-    {3, "type", T_STRING, 0, NULL},
+static const kube_pb_field secret_fields[] = {
+    {1, "metadata", KUBE_PB_MESSAGE, 0, &object_meta},
+    {5, "immutable", KUBE_PB_BOOL, 0, NULL},
+    {2, "data", KUBE_PB_BYTES_MAP, 0, NULL},
+    {4, "stringData", KUBE_PB_STRING_MAP, 0, NULL},
+    {3, "type", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message secret_kind = MESSAGE(secret_fields);
+static const kube_pb_message secret_kind = KUBE_PB_SCHEMA(secret_fields);
 
-static const pb_field object_reference_fields[] = {
-    {1, "kind", T_STRING, 0, NULL},       {2, "namespace", T_STRING, 0, NULL},
-    {3, "name", T_STRING, 0, NULL},       {4, "uid", T_STRING, 0, NULL},
-    {5, "apiVersion", T_STRING, 0, NULL}, {6, "resourceVersion", T_STRING, 0, NULL},
-    {7, "fieldPath", T_STRING, 0, NULL},
+static const kube_pb_field object_reference_fields[] = {
+    {1, "kind", KUBE_PB_STRING, 0, NULL},       {2, "namespace", KUBE_PB_STRING, 0, NULL},
+    {3, "name", KUBE_PB_STRING, 0, NULL},       {4, "uid", KUBE_PB_STRING, 0, NULL},
+    {5, "apiVersion", KUBE_PB_STRING, 0, NULL}, {6, "resourceVersion", KUBE_PB_STRING, 0, NULL},
+    {7, "fieldPath", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message object_reference = MESSAGE(object_reference_fields);
+static const kube_pb_message object_reference = KUBE_PB_SCHEMA(object_reference_fields);
 
-static const pb_field local_object_reference_fields[] = {
-    {1, "name", T_STRING, 0, NULL},
+static const kube_pb_field local_object_reference_fields[] = {
+    {1, "name", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message local_object_reference = MESSAGE(local_object_reference_fields);
+static const kube_pb_message local_object_reference = KUBE_PB_SCHEMA(local_object_reference_fields);
 
-static const pb_field service_account_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &object_meta},
-    {2, "secrets", T_MESSAGE, F_REPEATED, &object_reference},
-    {3, "imagePullSecrets", T_MESSAGE, F_REPEATED, &local_object_reference},
-    {4, "automountServiceAccountToken", T_BOOL, 0, NULL},
+static const kube_pb_field service_account_fields[] = {
+    {1, "metadata", KUBE_PB_MESSAGE, 0, &object_meta},
+    {2, "secrets", KUBE_PB_MESSAGE, KUBE_PB_REPEATED, &object_reference},
+    {3, "imagePullSecrets", KUBE_PB_MESSAGE, KUBE_PB_REPEATED, &local_object_reference},
+    {4, "automountServiceAccountToken", KUBE_PB_BOOL, 0, NULL},
 };
-static const pb_message service_account_kind = MESSAGE(service_account_fields);
+static const kube_pb_message service_account_kind = KUBE_PB_SCHEMA(service_account_fields);
 
 /* authorization.k8s.io/v1: what `kubectl auth can-i` sends */
-static const pb_field resource_attributes_fields[] = {
-    {1, "namespace", T_STRING, 0, NULL}, {2, "verb", T_STRING, 0, NULL},
-    {3, "group", T_STRING, 0, NULL},     {4, "version", T_STRING, 0, NULL},
-    {5, "resource", T_STRING, 0, NULL},  {6, "subresource", T_STRING, 0, NULL},
-    {7, "name", T_STRING, 0, NULL},
+static const kube_pb_field resource_attributes_fields[] = {
+    {1, "namespace", KUBE_PB_STRING, 0, NULL}, {2, "verb", KUBE_PB_STRING, 0, NULL},
+    {3, "group", KUBE_PB_STRING, 0, NULL},     {4, "version", KUBE_PB_STRING, 0, NULL},
+    {5, "resource", KUBE_PB_STRING, 0, NULL},  {6, "subresource", KUBE_PB_STRING, 0, NULL},
+    {7, "name", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message resource_attributes = MESSAGE(resource_attributes_fields);
+static const kube_pb_message resource_attributes = KUBE_PB_SCHEMA(resource_attributes_fields);
 
-static const pb_field non_resource_attributes_fields[] = {
-    {1, "path", T_STRING, 0, NULL},
-    {2, "verb", T_STRING, 0, NULL},
+static const kube_pb_field non_resource_attributes_fields[] = {
+    {1, "path", KUBE_PB_STRING, 0, NULL},
+    {2, "verb", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message non_resource_attributes = MESSAGE(non_resource_attributes_fields);
+static const kube_pb_message non_resource_attributes =
+    KUBE_PB_SCHEMA(non_resource_attributes_fields);
 
-static const pb_field access_review_spec_fields[] = {
-    {1, "resourceAttributes", T_MESSAGE, 0, &resource_attributes},
-    {2, "nonResourceAttributes", T_MESSAGE, 0, &non_resource_attributes},
+static const kube_pb_field access_review_spec_fields[] = {
+    {1, "resourceAttributes", KUBE_PB_MESSAGE, 0, &resource_attributes},
+    {2, "nonResourceAttributes", KUBE_PB_MESSAGE, 0, &non_resource_attributes},
 };
-static const pb_message access_review_spec = MESSAGE(access_review_spec_fields);
+static const kube_pb_message access_review_spec = KUBE_PB_SCHEMA(access_review_spec_fields);
 
-static const pb_field access_review_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &object_meta},
-    {2, "spec", T_MESSAGE, 0, &access_review_spec},
+static const kube_pb_field access_review_fields[] = {
+    {1, "metadata", KUBE_PB_MESSAGE, 0, &object_meta},
+    {2, "spec", KUBE_PB_MESSAGE, 0, &access_review_spec},
 };
-static const pb_message access_review_kind = MESSAGE(access_review_fields);
+static const kube_pb_message access_review_kind = KUBE_PB_SCHEMA(access_review_fields);
 
-static const pb_field rules_review_spec_fields[] = {
-    {1, "namespace", T_STRING, 0, NULL},
+static const kube_pb_field rules_review_spec_fields[] = {
+    {1, "namespace", KUBE_PB_STRING, 0, NULL},
 };
-static const pb_message rules_review_spec = MESSAGE(rules_review_spec_fields);
+static const kube_pb_message rules_review_spec = KUBE_PB_SCHEMA(rules_review_spec_fields);
 
-static const pb_field rules_review_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &object_meta},
-    {2, "spec", T_MESSAGE, 0, &rules_review_spec},
+static const kube_pb_field rules_review_fields[] = {
+    {1, "metadata", KUBE_PB_MESSAGE, 0, &object_meta},
+    {2, "spec", KUBE_PB_MESSAGE, 0, &rules_review_spec},
 };
-static const pb_message rules_review_kind = MESSAGE(rules_review_fields);
+static const kube_pb_message rules_review_kind = KUBE_PB_SCHEMA(rules_review_fields);
 
 static const struct {
     const char *api_version, *kind;
-    const pb_message *msg;
+    const kube_pb_message *msg;
 } kinds[] = {
     {"v1", "Namespace", &namespace_kind},
     {"v1", "ConfigMap", &config_map_kind},
@@ -529,7 +498,7 @@ static int span_push(const ctx *c, span_list *l, span s)
  * embedded messages every occurrence, decoded together at the end because
  * protobuf merges them (two metadata fields are one ObjectMeta). */
 typedef struct {
-    const pb_message *m;
+    const kube_pb_message *m;
     json_t *slot[MAX_FIELDS];
     span_list parts[MAX_FIELDS];
 } frame;
@@ -550,8 +519,8 @@ static void join_path(char *buf, const char *parent, const char *name)
         snprintf(buf, PATH_LEN, "%s", name);
 }
 
-static json_t *decode_message(const ctx *c, const span *parts, size_t nparts, const pb_message *m,
-                              const char *path, unsigned depth);
+static json_t *decode_message(const ctx *c, const span *parts, size_t nparts,
+                              const kube_pb_message *m, const char *path, unsigned depth);
 
 static void set_slot(json_t **slot, json_t *v)
 {
@@ -572,7 +541,7 @@ static int append(const ctx *c, json_t **slot, json_t *v)
 }
 
 /* A map entry is a message {1 key, 2 value}; either may be missing (""). */
-static int decode_map_entry(const ctx *c, span s, const pb_field *fd, const char *path,
+static int decode_map_entry(const ctx *c, span s, const kube_pb_field *fd, const char *path,
                             json_t **slot)
 {
     span key = {s.p, s.p}, value = {s.p, s.p};
@@ -600,7 +569,8 @@ static int decode_map_entry(const ctx *c, span s, const pb_field *fd, const char
         return -1;
     }
     json_t *v;
-    int rc = fd->type == T_BYTES_MAP ? make_base64(c, value, &v) : make_string(c, value, path, &v);
+    int rc =
+        fd->type == KUBE_PB_BYTES_MAP ? make_base64(c, value, &v) : make_string(c, value, path, &v);
     if (rc < 0) return -1;
     if (!*slot) *slot = json_object();
     if (!*slot || json_object_setn_new_nocheck(*slot, (const char *)key.p, span_len(key), v) != 0) {
@@ -645,15 +615,15 @@ static int decode_fields_v1(const ctx *c, span s, const char *path, json_t **slo
     return 0;
 }
 
-static int decode_scalar(const ctx *c, span *s, const pb_field *fd, json_t **slot)
+static int decode_scalar(const ctx *c, span *s, const kube_pb_field *fd, json_t **slot)
 {
     uint64_t v;
     if (read_varint(c, s, &v) < 0) return -1;
     json_t *j;
-    if (fd->type == T_BOOL) {
+    if (fd->type == KUBE_PB_BOOL) {
         j = json_boolean(v != 0);
     } else {
-        if (v == 0 && !(fd->flags & F_ZERO)) {
+        if (v == 0 && !(fd->flags & KUBE_PB_ZERO)) {
             set_slot(slot, NULL);
             return 0;
         }
@@ -664,16 +634,17 @@ static int decode_scalar(const ctx *c, span *s, const pb_field *fd, json_t **slo
     return 0;
 }
 
-static int decode_string(const ctx *c, span v, const pb_field *fd, const char *path, json_t **slot)
+static int decode_string(const ctx *c, span v, const kube_pb_field *fd, const char *path,
+                         json_t **slot)
 {
     json_t *j;
     /* A singular "" is how kubectl writes "unset"; inside a list it is a value. */
-    if (v.p == v.end && !(fd->flags & F_REPEATED)) {
+    if (v.p == v.end && !(fd->flags & KUBE_PB_REPEATED)) {
         set_slot(slot, NULL);
         return 0;
     }
     if (make_string(c, v, path, &j) < 0) return -1;
-    if (fd->flags & F_REPEATED) return append(c, slot, j);
+    if (fd->flags & KUBE_PB_REPEATED) return append(c, slot, j);
     set_slot(slot, j);
     return 0;
 }
@@ -681,35 +652,35 @@ static int decode_string(const ctx *c, span v, const pb_field *fd, const char *p
 static int decode_len_field(const ctx *c, span *s, frame *f, size_t i, const char *path,
                             unsigned depth)
 {
-    const pb_field *fd = &f->m->fields[i];
+    const kube_pb_field *fd = &f->m->fields[i];
     json_t **slot = &f->slot[i];
     span v;
     if (read_len(c, s, path, &v) < 0) return -1;
     switch (fd->type) {
-    case T_STRING:
+    case KUBE_PB_STRING:
         return decode_string(c, v, fd, path, slot);
-    case T_MESSAGE: {
-        if (!(fd->flags & F_REPEATED)) return span_push(c, &f->parts[i], v);
+    case KUBE_PB_MESSAGE: {
+        if (!(fd->flags & KUBE_PB_REPEATED)) return span_push(c, &f->parts[i], v);
         json_t *item = decode_message(c, &v, 1, fd->msg, path, depth + 1);
         return item ? append(c, slot, item) : -1;
     }
-    case T_TIME: {
+    case KUBE_PB_TIME: {
         json_t *t;
         if (decode_time(c, v, path, &t) < 0) return -1;
         set_slot(slot, t);
         return 0;
     }
-    case T_STRING_MAP:
-    case T_BYTES_MAP:
+    case KUBE_PB_STRING_MAP:
+    case KUBE_PB_BYTES_MAP:
         return decode_map_entry(c, v, fd, path, slot);
-    case T_FIELDS_V1:
+    case KUBE_PB_FIELDS_V1:
         return decode_fields_v1(c, v, path, slot);
-    default: /* T_INT64, T_BOOL: varints, never here */
+    default: /* KUBE_PB_INT64, KUBE_PB_BOOL: varints, never here */
         return -1;
     }
 }
 
-static const pb_field *find_field(const pb_message *m, uint32_t num, size_t *index)
+static const kube_pb_field *find_field(const kube_pb_message *m, uint32_t num, size_t *index)
 {
     for (size_t i = 0; i < m->count; i++) {
         if (m->fields[i].num == num) {
@@ -728,14 +699,14 @@ static int decode_fields(const ctx *c, span s, frame *f, const char *path, unsig
         unsigned wt;
         if (read_tag(c, &s, &num, &wt) < 0) return -1;
         size_t i;
-        const pb_field *fd = find_field(f->m, num, &i);
+        const kube_pb_field *fd = find_field(f->m, num, &i);
         if (!fd) {
             if (skip_value(c, &s, wt) < 0) return -1;
             continue;
         }
         char sub[PATH_LEN];
         join_path(sub, path, fd->name);
-        unsigned want = fd->type == T_INT64 || fd->type == T_BOOL ? WT_VARINT : WT_LEN;
+        unsigned want = fd->type == KUBE_PB_INT64 || fd->type == KUBE_PB_BOOL ? WT_VARINT : WT_LEN;
         if (wt != want) return wrong_wire_type(c, sub, wt, want, tag_at);
         int rc = want == WT_VARINT ? decode_scalar(c, &s, fd, &f->slot[i])
                                    : decode_len_field(c, &s, f, i, sub, depth);
@@ -801,11 +772,11 @@ static json_t *assemble(const ctx *c, frame *f)
     for (size_t i = 0; obj && i < f->m->count; i++) {
         json_t *v = f->slot[i];
         f->slot[i] = NULL;
-        field_type type = f->m->fields[i].type;
+        kube_pb_type type = f->m->fields[i].type;
         if (!v) {
-            if (!(f->m->fields[i].flags & F_ALWAYS)) continue;
+            if (!(f->m->fields[i].flags & KUBE_PB_ALWAYS)) continue;
             v = json_string("");
-        } else if (type == T_STRING_MAP || type == T_BYTES_MAP) {
+        } else if (type == KUBE_PB_STRING_MAP || type == KUBE_PB_BYTES_MAP) {
             v = sorted(v);
         }
         if (!v || json_object_set_new_nocheck(obj, f->m->fields[i].name, v) != 0) {
@@ -819,8 +790,8 @@ static json_t *assemble(const ctx *c, frame *f)
 
 /* Decodes the concatenation of `parts` as one message `m`; `path` names it in
  * errors. Returns an object (maybe empty) or NULL with the error set. */
-static json_t *decode_message(const ctx *c, const span *parts, size_t nparts, const pb_message *m,
-                              const char *path, unsigned depth)
+static json_t *decode_message(const ctx *c, const span *parts, size_t nparts,
+                              const kube_pb_message *m, const char *path, unsigned depth)
 {
     if (depth > MAX_DEPTH || m->count > MAX_FIELDS) {
         gp_error_set(c->err, NULL, 0, 0, "protobuf: %s is nested too deeply", path);
@@ -888,7 +859,7 @@ static bool is(const json_t *s, const char *text)
     return json_string_length(s) == n && memcmp(json_string_value(s), text, n) == 0;
 }
 
-static const pb_message *find_kind(const ctx *c, const json_t *type)
+static const kube_pb_message *find_kind(const ctx *c, const json_t *type)
 {
     const json_t *v = json_object_get(type, "apiVersion"), *k = json_object_get(type, "kind");
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -931,7 +902,7 @@ static json_t *decode_object(const ctx *c, const envelope *e, const uint8_t *sta
     if (!type) return NULL;
     const char *api_version = json_string_value(json_object_get(type, "apiVersion"));
     const char *kind = json_string_value(json_object_get(type, "kind"));
-    const pb_message *m = NULL;
+    const kube_pb_message *m = NULL;
     if (!api_version || !kind)
         gp_error_set(c->err, NULL, 0, 0, "protobuf: the envelope's typeMeta has no %s",
                      kind ? "apiVersion" : "kind");
@@ -972,4 +943,48 @@ json_t *kube_protobuf_decode(const void *body, size_t len, gp_error *err)
     if (read_envelope(&c, s, &e) == 0) out = decode_object(&c, &e, s.p);
     free(e.type_meta.v);
     return out;
+}
+
+/* ---- one message, by schema ---------------------------------------------------- */
+
+json_t *kube_protobuf_decode_message(const void *bytes, size_t len, const kube_pb_message *m,
+                                     gp_error *err)
+{
+    static const uint8_t none[1];
+    const uint8_t *base = len ? bytes : none;
+    ctx c = {base, err};
+    span s = {base, base + len};
+    return decode_message(&c, &s, 1, m, "", 1);
+}
+
+/* ---- encoding ------------------------------------------------------------------- */
+
+static int put_varint(gp_buf *b, uint64_t v)
+{
+    uint8_t out[10];
+    size_t n = 0;
+    do {
+        out[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) out[n] |= 0x80;
+        n++;
+    } while (v);
+    return gp_buf_addn(b, out, n);
+}
+
+static int put_tag(gp_buf *b, uint32_t num, unsigned wt)
+{
+    return put_varint(b, ((uint64_t)num << 3) | wt);
+}
+
+int kube_protobuf_put_bool(gp_buf *b, uint32_t num, bool value)
+{
+    if (put_tag(b, num, WT_VARINT) < 0) return -1;
+    return put_varint(b, value ? 1 : 0);
+}
+
+int kube_protobuf_put_string(gp_buf *b, uint32_t num, const char *value, size_t len)
+{
+    if (put_tag(b, num, WT_LEN) < 0 || put_varint(b, len) < 0) return -1;
+    return gp_buf_addn(b, value, len);
 }

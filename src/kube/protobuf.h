@@ -44,8 +44,71 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "util/buf.h"
 #include "util/error.h"
+
+/* ---- schemas ----
+ *
+ * The decoder is driven by a table per message type, so that other
+ * Kubernetes protobuf APIs read the same way: the CRI's RuntimeService
+ * answers (k8s.io/cri-api runtime/v1 api.proto) are decoded with it by
+ * containerd/cri.c. A field is its number, its JSON member name, its type
+ * and flags; members come out in the table's order. The rules above hold
+ * for every schema: an unknown number is skipped, a singular "" or 0 is
+ * absent (unless KUBE_PB_ALWAYS / KUBE_PB_ZERO), false is kept, an empty
+ * singular message is absent. A message has at most 16 fields, and a
+ * schema may nest at most 8 messages deep. */
+typedef enum kube_pb_type {
+    KUBE_PB_STRING,
+    KUBE_PB_INT64, /* any varint integer: int32, int64, uint32, enum */
+    KUBE_PB_BOOL,
+    KUBE_PB_MESSAGE,
+    KUBE_PB_TIME,       /* metav1.Time: {1 seconds, 2 nanos} -> RFC 3339 */
+    KUBE_PB_STRING_MAP, /* map<string, string> */
+    KUBE_PB_BYTES_MAP,  /* map<string, bytes> -> base64 values */
+    KUBE_PB_FIELDS_V1,  /* metav1.FieldsV1: {1 raw JSON} -> that JSON */
+} kube_pb_type;
+
+enum {
+    KUBE_PB_REPEATED = 1,
+    KUBE_PB_ALWAYS = 2, /* Go prints the member even when it is "" */
+    KUBE_PB_ZERO = 4,   /* a Go pointer: 0 is a value, not absence */
+};
+
+typedef struct kube_pb_message kube_pb_message;
+
+typedef struct kube_pb_field {
+    uint32_t num;
+    const char *name;
+    kube_pb_type type;
+    unsigned flags;
+    const kube_pb_message *msg; /* for KUBE_PB_MESSAGE */
+} kube_pb_field;
+
+struct kube_pb_message {
+    const kube_pb_field *fields;
+    size_t count;
+};
+
+/* A schema from an array of fields: KUBE_PB_SCHEMA(my_fields). */
+#define KUBE_PB_SCHEMA(rows)                                                                       \
+    {                                                                                              \
+        rows, sizeof rows / sizeof rows[0]                                                         \
+    }
+
+/* One message of type `m` (no envelope, no magic), e.g. the payload of a
+ * gRPC answer. Returns a new object the caller owns ({} at least), or NULL
+ * with `err` naming the field and byte offset of what is wrong. */
+json_t *kube_protobuf_decode_message(const void *bytes, size_t len, const kube_pb_message *m,
+                                     gp_error *err);
+
+/* The encoder side, for the few small requests gpuop sends (a CRI
+ * StatusRequest): field `num` appended to `b` in wire format. They return
+ * gp_buf's result: 0, or -1 once the buffer failed. */
+int kube_protobuf_put_bool(gp_buf *b, uint32_t num, bool value);
+int kube_protobuf_put_string(gp_buf *b, uint32_t num, const char *value, size_t len);
 
 /* The four bytes every Kubernetes protobuf body starts with. */
 #define KUBE_PROTOBUF_MAGIC     "k8s\0"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bats
 # gpuop containerd check against Debian's real containerd 1.6: its
-# `config dump`, and a daemon started on the lab's files with a private
-# root, state and socket under a temporary directory. Nothing here touches
-# /etc/containerd or /run/containerd, and every daemon is stopped by its PID.
-# Run by ctest with GPUOP and GPUOP_SRC set.
+# `config dump`, and a daemon started with a private root, state and socket
+# under a temporary directory, asked over CRI by gpuop's own gRPC client
+# (Debian has no crictl). What the client decodes is compared with the CRI
+# answers recorded from the same release (containerd-cases/cri-status/).
+# Nothing here touches /etc/containerd, /etc/cni or /run/containerd, and
+# every daemon is stopped by its PID. Run by ctest with GPUOP and GPUOP_SRC
+# set (and TOML_TEST_DIR, next to the recordings).
 
 # SC2016: containerd's messages hold literal backticks.
 # shellcheck disable=SC2016
@@ -36,7 +39,7 @@ setup() {
     lab=$GPUOP_SRC/examples/incident/etc/containerd
     cfg=$tmp/etc/config.toml
     dropin=$tmp/etc/conf.d/99-nvidia.toml
-    mkdir -p "$tmp/etc/conf.d" "$tmp/bin" "$tmp/ctr-only"
+    mkdir -p "$tmp/etc/conf.d" "$tmp/bin"
     cp "$lab/conf.d/99-nvidia.toml" "$dropin"
     # The lab's main file, its import pointed at the copy of the drop-in, and
     # the plugins that need the host or would write outside $tmp disabled
@@ -45,12 +48,18 @@ setup() {
         -e '/^imports = /a disabled_plugins = ["io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.aufs", "io.containerd.internal.v1.opt"]' \
         "$lab/config.toml" >"$cfg"
     grep -q "^imports = \[\"$tmp/etc/conf.d/\*.toml\"\]$" "$cfg"
+    # The CNI directories under $tmp, so that a running CRI plugin leaves
+    # /etc/cni alone (the recordings' daemons used the defaults; the
+    # comparison maps them back).
+    printf '[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "%s"\n  conf_dir = "%s"\n' \
+        "$tmp/cni/bin" "$tmp/cni/net.d" >>"$cfg"
+    recordings=${TOML_TEST_DIR:-$GPUOP_SRC/../shared/toml-test}/../containerd-cases/cri-status
     # `containerd config dump` reads the default config path; this wrapper
     # gives the real binary ours instead.
     printf '#!/bin/sh\nexec %s --config %s "$@"\n' "$real_containerd" "$cfg" >"$tmp/bin/containerd"
     chmod +x "$tmp/bin/containerd"
-    # ctr and nothing else (no crictl): the daemon check's precise PATH.
-    ln -s "$real_ctr" "$tmp/ctr-only/ctr"
+    # No containerd, ctr or crictl: the daemon check needs no tool at all.
+    mkdir "$tmp/no-tools"
 }
 
 teardown() {
@@ -107,40 +116,46 @@ write_fixed_dropin() {
 EOF
 }
 
+# gpuop containerd check nvidia, by default (auto: the daemon first), on our socket.
 check_daemon() {
-    run --separate-stderr env PATH="$tmp/ctr-only" "$GPUOP" containerd check nvidia \
-        --source daemon --address "$sock" "$@"
+    run --separate-stderr env PATH="$tmp/no-tools" "$GPUOP" containerd check nvidia \
+        --address "$sock" "$@"
+}
+
+# The same, with `containerd config dump` answering for our files.
+check_with_dump() {
+    run --separate-stderr env PATH="$tmp/bin:/usr/bin:/bin" "$GPUOP" containerd check nvidia \
+        --address "$sock" "$@"
 }
 
 no_runc='invalid plugin config: no corresponding runtime configured in `containerd.runtimes` for `containerd` `default_runtime_name = "runc"'
 
-@test "real config dump of the lab files: nvidia listed, CRI config refused (exit 1)" {
-    run --separate-stderr env PATH="$tmp/bin:/usr/bin:/bin" "$GPUOP" containerd check
-    [ "$status" -eq 1 ]
-    [ "${lines[0]}" = "nvidia: NOT loaded (containerd config dump: runtimes nvidia; default runc; the CRI plugin would refuse this config)" ]
+@test "real config dump of the lab files: a prediction only, CRI config refused (exit 2)" {
+    check_with_dump --source dump
+    [ "$status" -eq 2 ]
+    [ "${lines[0]}" = "nvidia: cannot tell; would NOT load after a restart (containerd config dump: runtimes nvidia; default runc; the CRI plugin would refuse this config)" ]
     [ "${lines[1]}" = "CRI plugin would fail to load: $no_runc" ]
-    # The lab's check script only looks for the table: it finds it.
+    # The lab's check script keeps its contract: it looks for the table, and finds it.
     "$GPUOP" containerd script >"$tmp/check.sh"
     run env PATH="$tmp/bin:/usr/bin:/bin" sh "$tmp/check.sh"
     [ "$status" -eq 0 ]
 }
 
-@test "real config dump of a fixed drop-in: nvidia loaded (exit 0)" {
+@test "real config dump of a fixed drop-in: would load after a restart (exit 2)" {
     write_fixed_dropin
-    run --separate-stderr env PATH="$tmp/bin:/usr/bin:/bin" "$GPUOP" containerd check
-    [ "$status" -eq 0 ]
-    [ "$output" = "nvidia: loaded (containerd config dump: runtimes nvidia, runc; default runc)" ]
-    run --separate-stderr env PATH="$tmp/bin:/usr/bin:/bin" "$GPUOP" containerd check kata
-    [ "$status" -eq 1 ]
+    check_with_dump --source dump
+    [ "$status" -eq 2 ]
+    [ "${lines[0]}" = "nvidia: cannot tell; would load after a restart (containerd config dump: runtimes nvidia, runc; default runc)" ]
 }
 
-@test "daemon on the lab files: the CRI plugin fails to load, check exits 1 with its message" {
+@test "daemon on the lab files: it serves no CRI, so nvidia is NOT loaded (exit 1), with the plugin's error" {
     start_daemon
     check_daemon
     [ "$status" -eq 1 ]
-    [ "${lines[0]}" = "nvidia: NOT loaded (daemon at $sock: CRI plugin io.containerd.grpc.v1 cri failed to load)" ]
+    [ "${lines[0]}" = "nvidia: NOT loaded (the daemon at $sock serves no CRI: its plugin io.containerd.grpc.v1.cri failed to load)" ]
     [ "${lines[1]}" = "CRI plugin error: $no_runc" ]
-    [[ "${lines[2]}" == "restart pending: no (containerd pid $daemon_pid started "* ]]
+    [ "${lines[2]}" = "source: daemon (what the running containerd serves to the kubelet)" ]
+    [[ "${lines[3]}" == "restart pending: no (containerd pid $daemon_pid started "* ]]
     # The daemon logged the same words.
     grep -F 'failed to load plugin io.containerd.grpc.v1.cri' "$tmp/containerd.log" |
         grep -qF 'no corresponding runtime configured in `containerd.runtimes`'
@@ -149,63 +164,63 @@ no_runc='invalid plugin config: no corresponding runtime configured in `containe
     [[ "$output" == *'gpuop_containerd_runtime_handler_loaded{handler="nvidia",source="daemon"} 0'* ]]
     [[ "$output" == *'gpuop_containerd_cri_config_valid{source="daemon"} 0'* ]]
     [[ "$output" == *'gpuop_containerd_restart_pending{source="daemon"} 0'* ]]
+    [[ "$output" == *'gpuop_containerd_check_success{handler="nvidia",source="daemon"} 1'* ]]
 }
 
-@test "daemon: a drop-in changed after the start means a restart is pending" {
+@test "daemon with its CRI plugin failed: decoded as recorded (status-1.6.20-bare), error as logged" {
+    start_daemon
+    check_daemon -o json
+    [ "$status" -eq 1 ]
+    run python3 "$BATS_TEST_DIRNAME/cri_vs_recording.py" "$output" \
+        "$recordings/status-1.6.20-bare.json" "$tmp" "$recordings/daemonlog-1.6.20-bare.txt"
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+# Issue 16, case 1: the daemon started on runc alone; the toolkit's drop-in
+# came afterwards. The dump re-reads the files and lists nvidia; the daemon
+# never loaded it.
+@test "drop-in written after the start: the daemon says NOT loaded (exit 1), the dump only predicts" {
+    mkdir -p "$tmp/no-dropin"
+    mv "$dropin" "$tmp/no-dropin/"
     start_daemon
     sleep 0.2
     write_fixed_dropin
     check_daemon
     [ "$status" -eq 1 ]
+    [ "${lines[0]}" = "nvidia: NOT loaded (daemon containerd 1.6.20~ds1 at $sock, CRI runtime.v1 Status: runtimes runc; default runc)" ]
+    [ "${lines[1]}" = "source: daemon (what the running containerd serves to the kubelet)" ]
     [[ "${lines[2]}" == "restart pending: yes (containerd pid $daemon_pid started "*"; $dropin modified "*", after the start)" ]]
-    check_daemon --prometheus
-    [[ "$output" == *'gpuop_containerd_restart_pending{source="daemon"} 1'* ]]
-}
-
-@test "daemon restarted on a fixed drop-in: CRI plugin ok; handlers need crictl (exit 2)" {
-    start_daemon
-    check_daemon
+    # The same command, with containerd on PATH: still the daemon's word.
+    check_with_dump
     [ "$status" -eq 1 ]
-    write_fixed_dropin
+    # What the dump says: nvidia, as a prediction.
+    check_with_dump --source dump
+    [ "$status" -eq 2 ]
+    [ "${lines[0]}" = "nvidia: cannot tell; would load after a restart (containerd config dump: runtimes nvidia, runc; default runc)" ]
+    [[ "${lines[2]}" == "restart pending: yes (containerd pid $daemon_pid started "* ]]
+    check_daemon --prometheus
+    [[ "$output" == *'gpuop_containerd_runtime_handler_loaded{handler="nvidia",source="daemon"} 0'* ]]
+    [[ "$output" == *'gpuop_containerd_restart_pending{source="daemon"} 1'* ]]
+    # After the restart the daemon has it.
     stop_daemon
     start_daemon
-    # ctr only on PATH: the CRI plugin is up, but which handlers it serves
-    # only the CRI Status call says.
-    check_daemon
-    [ "$status" -eq 2 ]
-    [ "${lines[0]}" = "nvidia: cannot tell which handlers are loaded; CRI plugin ok (daemon at $sock; crictl not on PATH)" ]
-    [[ "${lines[1]}" == "restart pending: no (containerd pid $daemon_pid started "* ]]
-    run "$real_ctr" --address "$sock" plugins ls
-    [[ "$output" =~ io\.containerd\.grpc\.v1\ +cri\ +linux/[a-z0-9]+\ +ok ]]
-    check_daemon --prometheus
-    [ "$status" -eq 2 ]
-    [[ "$output" == *'gpuop_containerd_cri_config_valid{source="daemon"} 1'* ]]
-    [[ "$output" == *'gpuop_containerd_restart_pending{source="daemon"} 0'* ]]
-    [[ "$output" == *'gpuop_containerd_check_success{handler="nvidia",source="daemon"} 0'* ]]
-    [[ "$output" != *"runtime_handler_loaded{"* ]]
-}
-
-@test "daemon with CRI ok and a crictl on PATH: handlers come from crictl info" {
-    write_fixed_dropin
-    start_daemon
-    # A crictl that answers for this socket only, with what crictl info
-    # prints for such a config (runtimeHandlers as in the 2.1.5 status).
-    cat >"$tmp/ctr-only/crictl" <<EOF
-#!/bin/sh
-[ "\$1 \$2" = "--runtime-endpoint unix://$sock" ] || { echo "wrong endpoint: \$*" >&2; exit 1; }
-exec /bin/cat <<'JSON'
-{"status": {"conditions": []},
- "runtimeHandlers": [{"name": ""}, {"name": "nvidia"}, {"name": "runc"}],
- "config": {"containerd": {"defaultRuntimeName": "runc",
-            "runtimes": {"nvidia": {"runtimeType": "io.containerd.runc.v2"},
-                         "runc": {"runtimeType": "io.containerd.runc.v2"}}}}}
-JSON
-EOF
-    chmod +x "$tmp/ctr-only/crictl"
     check_daemon
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "nvidia: loaded (daemon at $sock, crictl info: runtimes nvidia, runc; default runc)" ]
-    run --separate-stderr env PATH="$tmp/ctr-only" "$GPUOP" containerd check kata \
-        --source daemon --address "$sock"
+    [ "${lines[0]}" = "nvidia: loaded (daemon containerd 1.6.20~ds1 at $sock, CRI runtime.v1 Status: runtimes nvidia, runc; default runc)" ]
+    [[ "${lines[2]}" == "restart pending: no (containerd pid $daemon_pid started "* ]]
+    run --separate-stderr env PATH="$tmp/no-tools" "$GPUOP" containerd check kata --address "$sock"
     [ "$status" -eq 1 ]
+}
+
+@test "daemon on the main file alone: decoded as recorded (status-1.6.20-none)" {
+    rm "$dropin"
+    start_daemon
+    run --separate-stderr env PATH="$tmp/no-tools" "$GPUOP" containerd check runc \
+        --address "unix://$sock" -o json
+    [ "$status" -eq 0 ]
+    run python3 "$BATS_TEST_DIRNAME/cri_vs_recording.py" "$output" \
+        "$recordings/status-1.6.20-none.json" "$tmp"
+    echo "$output"
+    [ "$status" -eq 0 ]
 }

@@ -53,6 +53,7 @@ loads_only_small_libraries() {
     loads_only_small_libraries "$GPUOP" containerd merge --root "$GPUOP_SRC/examples/incident" \
         --containerd 2.1 -o json
     loads_only_small_libraries "$GPUOP" containerd script
+    loads_only_small_libraries "$GPUOP" containerd --help
     # The stand-in containerd the lab's grader runs check scripts against.
     mkdir "$tmp/bin"
     ln -s "$GPUOP" "$tmp/bin/containerd"
@@ -68,6 +69,18 @@ loads_only_small_libraries() {
     run --separate-stderr "$GPUOP" nodes --help
     [ "$status" -eq 0 ]
     [[ ${lines[0]} == "Usage: gpuop nodes "* ]]
+}
+
+@test "containerd check runs in gpuop-kube: it speaks CRI over HTTP/2 with libcurl" {
+    # gpuop itself has no check in it: the helper's usage comes back.
+    loaded_libraries "$GPUOP" containerd check --help | grep -q '^libcurl\.so'
+    run --separate-stderr "$GPUOP" containerd check --help
+    [ "$status" -eq 0 ]
+    [[ ${lines[0]} == "Usage: gpuop containerd check "* ]]
+    ! grep -aq 'Usage: gpuop containerd check \[HANDLER\] \[--source auto' "$GPUOP"
+    grep -aq 'Usage: gpuop containerd check \[HANDLER\] \[--source auto' "$(dirname "$GPUOP")/gpuop-kube"
+    # libcurl as Debian 12 builds it has HTTP/2 (nghttp2), which CRI needs.
+    curl -V | grep -q 'nghttp2/'
 }
 
 # An installed layout in $tmp: bin/gpuop and, in libexec/gpuop, a gpuop-kube
@@ -140,6 +153,22 @@ SH
     run "$tmp/inst/bin/gpuop" containerd merge --root "$GPUOP_SRC/examples/incident" --containerd 2.1
     [ "$status" -eq 0 ]
     run "$tmp/inst/bin/gpuop" --version
+    [ "$status" -eq 0 ]
+    run "$tmp/inst/bin/gpuop" containerd --help
+    [ "$status" -eq 0 ]
+}
+
+@test "gpuop hands containerd check to gpuop-kube, arguments and all" {
+    fake_install
+    run --separate-stderr "$tmp/inst/bin/gpuop" containerd check nvidia --source daemon </dev/null
+    [ "$status" -eq 7 ]
+    [ "${lines[1]}" = "arg=containerd" ]
+    [ "${lines[2]}" = "arg=check" ]
+    [ "${lines[3]}" = "arg=nvidia" ]
+    [ "${lines[4]}" = "arg=--source" ]
+    [ "${lines[5]}" = "arg=daemon" ]
+    # merge is not handed over.
+    run "$tmp/inst/bin/gpuop" containerd merge --root "$GPUOP_SRC/examples/incident" --containerd 2.1
     [ "$status" -eq 0 ]
 }
 

@@ -13,6 +13,9 @@ Comparison rules (the contract of `gpuop containerd merge -o json`):
   * a key absent from the prediction stands for that version's built-in
     default, taken from a dump of a config that sets nothing (the DEFAULTS
     dump); where the defaults have no such key, absent means absent;
+  * a CRI setting (the CRI table and its `containerd` table) that the
+    prediction has must be in the dump too: the dump lists every field, so
+    a missing one is a key containerd dropped;
   * runtime `options` is a free map in 1.x (what the files wrote, no
     defaults) unless the runtime is the built-in default one, so there an
     absent option must be absent in the dump too.
@@ -323,6 +326,23 @@ def walk_predicted(ck, real, pcfg, path=()):
         ck.fail("other", f"{dotted(path)}: real {show(rv)}, predicted {show(pv)}")
 
 
+def compare_extra_cri_keys(ck, real, pcfg, version):
+    """A CRI setting the prediction has and the dump has not: the dump lists
+    every field of the CRI plugin's config, so containerd dropped it (1.6.20
+    has no enable_cdi). Checked at the two levels of settings, the CRI table
+    and its `containerd` table; runtime tables hold free-form options."""
+    base = cri_runtime_path(version)
+    for table in (base, base + ("containerd",)):
+        ptable = get(pcfg, table)
+        rtable = get(real, table)
+        if not isinstance(ptable, dict) or not isinstance(rtable, dict):
+            continue
+        for k in ptable:
+            if k not in rtable:
+                ck.fail("extra", f"{dotted(table + (k,))}: predicted {show(ptable[k])}, "
+                                 f"not in the real dump (containerd drops it)")
+
+
 def compare_cri_validity(ck, real, pred, version):
     """Derived from the dump: containerd's CRI plugin refuses a
     default_runtime_name that names no configured runtime (the daemon runs
@@ -354,6 +374,7 @@ def compare_dump(ck, real, pred, version, defaults, keys):
         ck.fail("config", f"predicted.config is {show(pcfg)}, not an object")
         return
     compare_runtimes(ck, real, pred, version, defaults)
+    compare_extra_cri_keys(ck, real, pcfg, version)
     compare_cri_validity(ck, real, pred, version)
     compare_files(ck, real, pred, version)
     for path in keys:

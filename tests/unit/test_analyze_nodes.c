@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/common.h"
 #include "analyze/nodes.h"
+#include "kube/json.h"
 #include "util/file.h"
 
 static json_t *load_items(const char *name)
@@ -148,6 +150,24 @@ static const char *first_flag(const json_t *report, const char *name)
     return field(json_array_get(json_object_get(node(report, name), "flags"), 0), "code");
 }
 
+/* The severity of the node's flag `code` ("error", "warning"), or NULL
+ * when the node does not carry it. */
+static const char *flag_severity(const json_t *report, const char *name, const char *code)
+{
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(node(report, name), "flags"), i, f)
+    {
+        if (strcmp(field(f, "code"), code) == 0) return field(f, "severity");
+    }
+    return NULL;
+}
+
+static long long summary_number(const json_t *report, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(json_object_get(report, "summary"), key));
+}
+
 /* gpu-node-facts.md 5: 0 = was registered, plugin gone; absent = never. */
 static void test_zero_versus_absent(void **state)
 {
@@ -167,7 +187,9 @@ static void test_zero_versus_absent(void **state)
     assert_string_equal(field(node(r, "zero"), "advertisement"), "zero");
     assert_string_equal(first_flag(r, "absent"), "never-registered");
     assert_null(first_flag(r, "cpu-only"));
-    assert_null(first_flag(r, "zero-notready")); /* only a Ready node "lost" them */
+    /* Only a Ready node "lost" them; a NotReady one is flagged for that. */
+    assert_null(flag_severity(r, "zero-notready", "gpus-lost"));
+    assert_string_equal(first_flag(r, "zero-notready"), "not-ready");
     char *lab = an_nodes_render(r, AN_LAB);
     assert_non_null(strstr(lab, "\nzero            0\n"));
     assert_non_null(strstr(lab, "\nabsent          <none>\n"));
@@ -192,7 +214,8 @@ static void test_driver_label(void **state)
         "{'allocatable':{'nvidia.com/gpu':'4'},'conditions':[{'type':'Ready','status':'True'}]}}]");
     assert_null(first_flag(r, "labelled"));
     assert_string_equal(first_flag(r, "unlabelled"), "driver-label-missing");
-    assert_null(first_flag(r, "cordoned"));
+    assert_null(flag_severity(r, "cordoned", "driver-label-missing"));
+    assert_string_equal(flag_severity(r, "cordoned", "cordoned"), "warning");
     json_t *want = sq_load("{'product':'NVIDIA-A100-SXM4-40GB','memory':'40960','count':'4',"
                            "'replicas':'5','sharing_strategy':'time-slicing','driver_version':"
                            "'550.54.15'}");
@@ -253,6 +276,158 @@ static void test_text_rendering(void **state)
     json_decref(items);
 }
 
+/* ---- the field states (tests/data/analyze/README.md) ---- */
+
+/* Items without the pod named `drop` (NULL: all). */
+static json_t *items_without(const char *snapshot, const char *drop)
+{
+    json_t *items = load_items(snapshot), *kept = json_array();
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        const char *name = field(json_object_get(it, "metadata"), "name");
+        if (drop && strcmp(field(it, "kind"), "Pod") == 0 && strcmp(name, drop) == 0) continue;
+        json_array_append(kept, it);
+    }
+    json_decref(items);
+    return kept;
+}
+
+static json_t *field_report(const char *snapshot, const char *drop)
+{
+    json_t *items = items_without(snapshot, drop);
+    json_t *r = analyze(items, 0), *back = analyze(items, 1);
+    assert_json_equal(back, r);
+    json_decref(back);
+    json_decref(items);
+    return r;
+}
+
+/* renameByDefault: true (gpu-node-facts.md 1.4): kubelet keeps the old
+ * name at 0 beside nvidia.com/gpu.shared: 16. That is the documented state,
+ * not a loss: a warning, naming what plain nvidia.com/gpu pods will meet;
+ * an error only while such a pod is Pending for want of it. */
+static void test_renamed_is_not_lost(void **state)
+{
+    (void)state;
+    json_t *r = field_report("field-renamed.json", NULL);
+    const json_t *n0 = node(r, "lab-node-0");
+    assert_null(flag_severity(r, "lab-node-0", "gpus-lost"));
+    assert_null(flag_severity(r, "lab-node-0", "never-registered"));
+    assert_string_equal(flag_severity(r, "lab-node-0", "renamed"), "warning");
+    assert_string_equal(flag_severity(r, "lab-node-0", "plain-requests-pending"), "error");
+    const json_t *shared =
+        json_object_get(json_object_get(n0, "other_resources"), "nvidia.com/gpu.shared");
+    assert_string_equal(field(shared, "allocatable"), "16");
+    assert_string_equal(field(n0, "capacity"), "0");
+    assert_int_equal(summary_number(r, "flagged"), 1);
+    assert_int_equal(summary_number(r, "pending"), 1);
+    char *text = an_nodes_render(r, AN_TEXT);
+    assert_non_null(strstr(text, "gpu.shared=16"));
+    assert_non_null(strstr(text, "pods asking for plain nvidia.com/gpu will not schedule here"));
+    assert_non_null(strstr(text, "1 Pending pods ask for plain nvidia.com/gpu"));
+    free(text);
+    json_decref(r);
+    /* Without the Pending plain pod: a warning, nothing flagged. */
+    r = field_report("field-renamed.json", "cuda-probe");
+    assert_string_equal(flag_severity(r, "lab-node-0", "renamed"), "warning");
+    assert_null(flag_severity(r, "lab-node-0", "plain-requests-pending"));
+    assert_int_equal(summary_number(r, "flagged"), 0);
+    assert_int_equal(summary_number(r, "warned"), 1);
+    json_decref(r);
+}
+
+/* A node whose kubelet stopped posting status (Ready Unknown,
+ * NodeStatusUnknown, the unreachable taints of
+ * k8s-cases/real-1.32.13/lifecycle-and-backoff.txt) and a cordoned one:
+ * neither offers its GPUs to a new pod. */
+static void test_not_ready_and_cordoned(void **state)
+{
+    (void)state;
+    json_t *r = field_report("field-nodes-down.json", NULL);
+    const json_t *down = node(r, "lab-node-2"), *cordoned = node(r, "lab-node-1");
+    assert_string_equal(flag_severity(r, "lab-node-2", "not-ready"), "error");
+    assert_string_equal(field(down, "status"), "NotReady");
+    assert_string_equal(field(down, "ready_reason"), "NodeStatusUnknown");
+    const json_t *taints = json_object_get(down, "taints");
+    assert_true(kube_has_string(taints, "node.kubernetes.io/unreachable:NoSchedule"));
+    assert_string_equal(field(down, "free"), "0");
+    assert_string_equal(flag_severity(r, "lab-node-1", "cordoned"), "warning");
+    assert_string_equal(field(cordoned, "status"), "Ready,SchedulingDisabled");
+    assert_string_equal(field(cordoned, "free"), "0");
+    assert_string_equal(field(cordoned, "idle"), "4");
+    /* 12 allocatable, 1 requested; only lab-node-0's 3 are free. */
+    const json_t *s = json_object_get(r, "summary");
+    assert_string_equal(field(s, "allocatable"), "12");
+    assert_string_equal(field(s, "free"), "3");
+    assert_int_equal(summary_number(r, "flagged"), 1);
+    char *text = an_nodes_render(r, AN_TEXT);
+    assert_non_null(strstr(text, "Ready,SchedulingDisabled"));
+    assert_non_null(strstr(text, "lab-node-2: not-ready (error): NotReady (Ready=Unknown "
+                                 "NodeStatusUnknown: Kubelet stopped posting node status.)"));
+    free(text);
+    json_decref(r);
+}
+
+/* GPU Operator gates (gpu-node-facts.md 5 and 2.4): a pause the MIG manager
+ * left after a failed layout keeps the device plugin off lab-node-1; the
+ * driver gate off on lab-node-2 is a warning (a preinstalled driver), its
+ * failed driver upgrade an error. */
+static void test_operator_gates(void **state)
+{
+    (void)state;
+    json_t *r = field_report("field-operator-gates.json", NULL);
+    assert_string_equal(flag_severity(r, "lab-node-1", "gate-paused"), "error");
+    assert_string_equal(flag_severity(r, "lab-node-1", "mig-config-failed"), "error");
+    assert_null(flag_severity(r, "lab-node-1", "no-device-plugin")); /* the gate says why */
+    assert_string_equal(flag_severity(r, "lab-node-2", "gate-off"), "warning");
+    assert_string_equal(flag_severity(r, "lab-node-2", "driver-upgrade"), "error");
+    assert_int_equal(json_array_size(json_object_get(node(r, "lab-node-0"), "flags")), 0);
+    const json_t *op = json_object_get(node(r, "lab-node-1"), "operator");
+    assert_string_equal(field(op, "mig_config_state"), "failed");
+    assert_true(json_is_null(json_object_get(op, "device_plugin")));
+    const json_t *dp =
+        json_object_get(json_object_get(node(r, "lab-node-0"), "operator"), "device_plugin");
+    assert_string_equal(field(dp, "status"), "Running");
+    char *text = an_nodes_render(r, AN_TEXT);
+    assert_non_null(strstr(text, "  lab-node-1: gpu.deploy.device-plugin=paused-for-mig-change"));
+    assert_non_null(strstr(text, "lab-node-2: gate-off (warning): GPU Operator gate "
+                                 "nvidia.com/gpu.deploy.driver=false"));
+    free(text);
+    json_decref(r);
+}
+
+/* MIG mixed (2.3): the node serves mig-* resources; plain nvidia.com/gpu is
+ * absent there, which is not a plugin that never registered. */
+static void test_mig_node_is_not_unregistered(void **state)
+{
+    (void)state;
+    json_t *r = field_report("field-mig.json", NULL);
+    assert_null(flag_severity(r, "lab-node-0", "never-registered"));
+    assert_string_equal(flag_severity(r, "lab-node-0", "mig-resources"), "warning");
+    const json_t *others = json_object_get(node(r, "lab-node-0"), "other_resources");
+    assert_int_equal(json_object_size(others), 3);
+    json_decref(r);
+}
+
+/* A flag's message is formatted by an_format_args, whose Korean formats
+ * write both forms of a particle after a value: the form must come from the
+ * value ("lab-node-0" ends in 영, "nvidia.com/gpu" in 유), not stay doubled. */
+static void test_flag_particles_follow_the_value(void **state)
+{
+    (void)state;
+    char out[128];
+    json_t *args = json_pack("[s]", "lab-node-0");
+    an_format_args(out, sizeof out, "%s을(를) 비웁니다", args);
+    assert_string_equal(out, "lab-node-0을 비웁니다");
+    json_decref(args);
+    args = json_pack("[s, s]", "nvidia.com/gpu", "nvidia.com/gpu.shared");
+    an_format_args(out, sizeof out, "%s이(가) 0, %s(으)로 제공", args);
+    assert_string_equal(out, "nvidia.com/gpu가 0, nvidia.com/gpu.shared로 제공");
+    json_decref(args);
+}
+
 int main(void)
 {
     static const struct CMUnitTest tests[] = {
@@ -263,6 +438,11 @@ int main(void)
         cmocka_unit_test(test_driver_label),
         cmocka_unit_test(test_requested_arithmetic),
         cmocka_unit_test(test_text_rendering),
+        cmocka_unit_test(test_renamed_is_not_lost),
+        cmocka_unit_test(test_not_ready_and_cordoned),
+        cmocka_unit_test(test_operator_gates),
+        cmocka_unit_test(test_mig_node_is_not_unregistered),
+        cmocka_unit_test(test_flag_particles_follow_the_value),
     };
     return cmocka_run_group_tests_name("analyze_nodes", tests, NULL, NULL);
 }

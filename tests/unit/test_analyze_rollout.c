@@ -102,6 +102,41 @@ static bool has_line(const json_t *lines, const char *want)
     return false;
 }
 
+/* Image first, then the request (lab step 8's wrong order): the pods on the
+ * old template already run the new image. The template-based count and the
+ * image-based one part ways, and the lab's OLD_IMAGE_PODS is the second. */
+static void test_old_template_pods_with_the_new_image(void **state)
+{
+    (void)state;
+    json_t *list = load_snapshot("lab-step8.json");
+    json_t *items = json_object_get(list, "items");
+    const json_t *ds = find(items, "DaemonSet", "gpu-operator", "nvidia-container-toolkit");
+    const char *image = json_string_value(json_object_get(
+        json_array_get(
+            json_object_get(
+                json_object_get(json_object_get(json_object_get(ds, "spec"), "template"), "spec"),
+                "containers"),
+            0),
+        "image"));
+    assert_non_null(image);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        if (strcmp(json_string_value(json_object_get(it, "kind")), "Pod") != 0) continue;
+        json_t *c = json_array_get(json_object_get(json_object_get(it, "spec"), "containers"), 0);
+        json_object_set_new(c, "image", json_string(image));
+    }
+    json_t *r = analyze(items, ds, 0);
+    assert_int_equal(json_integer_value(json_object_get(r, "old_pods")), 2);
+    assert_int_equal(json_integer_value(json_object_get(r, "old_image_pods")), 0);
+    char *lab = an_rollout_render(r, AN_LAB);
+    assert_non_null(strstr(lab, "\nOLD_IMAGE_PODS=0\n"));
+    free(lab);
+    json_decref(r);
+    json_decref(list);
+}
+
 /* lab.md step 8: expected 3, 1, 2, 2, 1 and BLOCKER=insufficient-memory. */
 static void test_lab_step8_lines(void **state)
 {
@@ -354,10 +389,70 @@ static void test_not_a_daemonset(void **state)
     json_decref(pod);
 }
 
+/* ---- the field states (tests/data/analyze/README.md) ---- */
+
+static json_t *snapshot_report(const char *file, const char *ns, const char *name)
+{
+    json_t *list = load_snapshot(file);
+    const json_t *items = json_object_get(list, "items");
+    const json_t *ds = find(items, "DaemonSet", ns, name);
+    json_t *r = analyze(items, ds, 0), *back = analyze(items, ds, 1);
+    assert_json_equal(back, r);
+    json_decref(back);
+    json_decref(list);
+    return r;
+}
+
+static const char *field(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+/* The incident's device plugin DaemonSet: its pods are bound and wait in
+ * ContainerCreating, and the kubelet's FailedCreatePodSandBox says why
+ * (no runtime for "nvidia"): a named blocker, not unknown. */
+static void test_sandbox_blocker(void **state)
+{
+    (void)state;
+    json_t *r = snapshot_report("incident-runtime-missing.json", "gpu-operator",
+                                "nvidia-device-plugin-daemonset");
+    assert_string_equal(field(r, "blocker"), "runtime-handler-missing");
+    const json_t *first = json_array_get(json_object_get(r, "stuck"), 0);
+    assert_string_equal(field(first, "blocker"), "runtime-handler-missing");
+    assert_non_null(strstr(field(first, "message"), "no runtime for \"nvidia\" is configured"));
+    assert_non_null(strstr(field(first, "detail"), "has no handler nvidia"));
+    char *lab = an_rollout_render(r, AN_LAB);
+    assert_non_null(strstr(lab, "BLOCKER=runtime-handler-missing\n"));
+    free(lab);
+    json_decref(r);
+}
+
+/* A RuntimeClass that does not exist: the API server refuses every pod
+ * (k8s-cases/real-1.32.13/lifecycle-and-backoff.txt: one FailedCreate
+ * `pods "dsrc-" is forbidden: pod rejected: RuntimeClass "missing" not
+ * found` whose count grows). There is no pod to wait for; the verdict and
+ * the blocker come from the controller's event. */
+static void test_create_failure(void **state)
+{
+    (void)state;
+    json_t *r = snapshot_report("field-ds-runtimeclass-missing.json", "gpu-operator",
+                                "nvidia-device-plugin-daemonset");
+    assert_string_equal(field(r, "blocker"), "runtimeclass-missing");
+    const json_t *f = json_object_get(r, "create_failure");
+    assert_string_equal(field(f, "runtime_class"), "nvidia");
+    assert_true(json_integer_value(json_object_get(f, "count")) > 1);
+    const json_t *v = json_object_get(r, "verdict");
+    assert_string_equal(field(v, "state"), "stalled");
+    assert_non_null(strstr(field(v, "text"), "cannot create pods for 3 nodes"));
+    assert_non_null(strstr(field(v, "text"), "RuntimeClass \"nvidia\" not found"));
+    json_decref(r);
+}
+
 int main(void)
 {
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lab_step8_lines),
+        cmocka_unit_test(test_old_template_pods_with_the_new_image),
         cmocka_unit_test(test_lab_step8_order_does_not_matter),
         cmocka_unit_test(test_lab_step8_fit_and_budget),
         cmocka_unit_test(test_lab_step8_evidence),
@@ -366,6 +461,8 @@ int main(void)
         cmocka_unit_test(test_complete_rollout),
         cmocka_unit_test(test_zero_budget_forced_to_one),
         cmocka_unit_test(test_not_a_daemonset),
+        cmocka_unit_test(test_sandbox_blocker),
+        cmocka_unit_test(test_create_failure),
     };
     return cmocka_run_group_tests_name("analyze_rollout", tests, NULL, NULL);
 }

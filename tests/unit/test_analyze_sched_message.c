@@ -220,6 +220,45 @@ static void test_embedded_scheduler_round_trip(void **state)
         json_decref(nodes[i]);
 }
 
+/* The events' blockers, on the recorded texts: the real control plane's
+ * FailedCreate (k8s-cases/real-1.32.13/lifecycle-and-backoff.txt) and the
+ * kubelet's FailedCreatePodSandBox of gpu-node-facts.md 6.3. */
+static void test_event_blockers(void **state)
+{
+    (void)state;
+    char name[64];
+    assert_string_equal(an_event_blocker("FailedCreate",
+                                         "Error creating: pods \"dsrc-\" is forbidden: pod "
+                                         "rejected: RuntimeClass \"missing\" not found",
+                                         name, sizeof name),
+                        "runtimeclass-missing");
+    assert_string_equal(name, "missing");
+    assert_string_equal(an_event_blocker("FailedCreatePodSandBox",
+                                         "Failed to create pod sandbox: rpc error: code = Unknown "
+                                         "desc = failed to get sandbox runtime: no runtime for "
+                                         "\"nvidia-cdi\" is configured",
+                                         name, sizeof name),
+                        "runtime-handler-missing");
+    assert_string_equal(name, "nvidia-cdi");
+    assert_string_equal(an_event_blocker("FailedCreatePodSandBox",
+                                         "Failed to create pod sandbox: "
+                                         "rpc error: code = DeadlineExceeded",
+                                         name, sizeof name),
+                        "sandbox-failed");
+    assert_string_equal(
+        an_event_blocker("FailedCreate",
+                         "Error creating: pods \"tk-\" is forbidden: exceeded "
+                         "quota: q, requested: pods=1, used: pods=1, limited: pods=1",
+                         NULL, 0),
+        "pod-create-forbidden");
+    assert_string_equal(an_event_blocker("FailedCreate",
+                                         "Error creating: etcdserver: request "
+                                         "timed out",
+                                         NULL, 0),
+                        "pod-create-failed");
+    assert_null(an_event_blocker("FailedScheduling", "0/3 nodes are available", NULL, 0));
+}
+
 int main(void)
 {
     static const struct CMUnitTest tests[] = {
@@ -234,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_blocker_codes),
         cmocka_unit_test(test_primary_ignores_absent_nodes),
         cmocka_unit_test(test_embedded_scheduler_round_trip),
+        cmocka_unit_test(test_event_blockers),
     };
     return cmocka_run_group_tests_name("analyze_sched_message", tests, NULL, NULL);
 }

@@ -415,7 +415,8 @@ static void test_config_normalised(void **state)
 
 /* single: MIG devices are nvidia.com/gpu; GFD's count is the MIG device
  * count (4 GPUs x 7 x 1g.5gb = 28) and its product <model>-MIG-<profile>,
- * -SHARED when shared. 28 x 2 replicas = 56. */
+ * -SHARED when shared. 28 x 2 replicas = 56. The count says nothing of the
+ * physical GPUs. */
 static void test_mig_single(void **state)
 {
     (void)state;
@@ -427,7 +428,8 @@ static void test_mig_single(void **state)
     assert_string_equal(s(r, "mig_strategy"), "single");
     assert_string_equal(s(r, "resource_served"), "nvidia.com/gpu");
     assert_string_equal(s(r, "gpu_model"), "A100-40GB");
-    assert_int_equal(num(r, "physical_gpus"), 28);
+    assert_int_equal(num(r, "devices"), 28);
+    assert_true(json_is_null(json_object_get(r, "physical_gpus")));
     assert_int_equal(num(r, "advertised_computed"), 56);
     assert_true(json_is_true(json_object_get(r, "advertised_agrees")));
     assert_int_equal(num(r, "vram_per_gpu_mib"), 4864);
@@ -450,7 +452,8 @@ static void test_mig_mixed(void **state)
     json_t *r = slots_file("mig-mixed.yaml", (an_slots_input){.node = node});
     assert_string_equal(s(r, "resource"), "nvidia.com/mig-1g.5gb");
     assert_string_equal(s(r, "resource_served"), "nvidia.com/mig-1g.5gb");
-    assert_int_equal(num(r, "physical_gpus"), 14);
+    assert_int_equal(num(r, "devices"), 14);
+    assert_string_equal(s(json_object_get(r, "sources"), "devices"), "node-label");
     assert_int_equal(num(r, "advertised_computed"), 28);
     assert_int_equal(num(r, "vram_per_gpu_mib"), 5 * 1024);
     assert_string_equal(s(json_object_get(r, "sources"), "vram"), "mig-profile");
@@ -667,6 +670,164 @@ static void test_input_errors(void **state)
     assert_non_null(strstr(err.text, "invalid device plugin version 'latest'"));
 }
 
+/* ---- MIG from the layout (issue 16, case 7) ---- */
+
+static json_t *slots_with_layout(const char *config, const char *layout, an_slots_input in)
+{
+    size_t len = 0;
+    char *text = layout ? fixture("mig-parted.yaml", &len) : NULL;
+    in.mig_config_text = text;
+    in.mig_config_len = len;
+    in.mig_config_name = "mig-parted.yaml";
+    in.mig_layout = layout;
+    json_t *r = slots_file(config, in);
+    free(text);
+    return r;
+}
+
+static const json_t *resource_at(const json_t *r, size_t i)
+{
+    return json_array_get(json_object_get(r, "resources"), i);
+}
+
+/* mig-3g.20gb x 3 replicas on 4 A100-40GB. A GPU holds at most two 3g.20gb
+ * (2.1), so without a layout the count is a bound: 4 x 2 = 8 devices, 24
+ * slots at most, with a warning; the layout decides: all-3g.20gb 4 x 2 = 8
+ * (24 slots), all-balanced 4 x 1 = 4 (12), half-3g 2 x 2 = 4 (12); never
+ * 4 x 1 "as if each GPU held one instance" by accident of the GPU count. */
+static void test_mig_count_from_layout(void **state)
+{
+    (void)state;
+    an_slots_input hw = {.gpus = 4, .gpu_model = "A100-40GB"};
+    json_t *r = slots_with_layout("mig-3g.yaml", NULL, hw);
+    assert_int_equal(num(r, "devices"), 8);
+    assert_int_equal(num(r, "physical_gpus"), 4);
+    assert_int_equal(num(r, "advertised_computed"), 24);
+    const json_t *d = json_object_get(r, "device");
+    assert_string_equal(s(d, "per_gpu_source"), "profile-maximum");
+    assert_int_equal(num(d, "per_gpu"), 2);
+    assert_int_equal(num(d, "compute_slices"), 3);
+    assert_int_equal(num(d, "memory_slices"), 4);
+    assert_int_equal(num(r, "vram_per_gpu_mib"), 20 * 1024);
+    assert_has_warning(r, "the MIG layout is not known: nvidia.com/mig-3g.20gb counts the most "
+                          "3g.20gb instances one GPU holds (2); the real number depends on the "
+                          "layout: pass --mig-config, or a node with the MIG count labels");
+    json_decref(r);
+    static const struct {
+        const char *layout;
+        long long devices, slots;
+    } layouts[] = {{"all-3g.20gb", 8, 24}, {"all-balanced", 4, 12}, {"half-3g", 4, 12}};
+    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+        r = slots_with_layout("mig-3g.yaml", layouts[i].layout, hw);
+        assert_int_equal(num(r, "devices"), layouts[i].devices);
+        assert_int_equal(num(r, "advertised_computed"), layouts[i].slots);
+        assert_string_equal(s(json_object_get(r, "sources"), "devices"), "mig-layout");
+        json_decref(r);
+    }
+    /* half-3g leaves GPUs 0 and 1 out of MIG: under the mixed strategy they
+     * are the nvidia.com/gpu devices (2.3), 2 and not 4. */
+    r = slots_with_layout(
+        "mig-3g.yaml", "half-3g",
+        (an_slots_input){.gpus = 4, .gpu_model = "A100-40GB", .resource = "nvidia.com/gpu"});
+    assert_int_equal(num(r, "devices"), 2);
+    json_decref(r);
+    /* A layout the GPU cannot hold is said so (2.1, 2.2). */
+    r = slots_with_layout("mig-3g.yaml", "too-many", hw);
+    assert_has_warning(r, "MIG layout too-many: 3 x 3g.20gb on one A100-40GB, at most 2 fit "
+                          "(gpu-node-facts.md 2.1)");
+    json_decref(r);
+}
+
+/* Time-slicing a MIG instance: its slots share the instance's memory, not
+ * the GPU's; the instances are isolated in hardware. And a config that is
+ * already MIG is not offered "MIG instead". */
+static void test_mig_isolation_words(void **state)
+{
+    (void)state;
+    json_t *r = slots_with_layout("mig-3g.yaml", "all-3g.20gb",
+                                  (an_slots_input){.gpus = 4, .gpu_model = "A100-40GB"});
+    assert_string_equal(s(r, "isolation"), "none");
+    assert_string_equal(s(r, "isolation_scope"), "mig-instance");
+    assert_true(json_is_true(json_object_get(json_object_get(r, "mig"), "in_use")));
+    char *text = an_slots_render(r, AN_TEXT);
+    assert_null(strstr(text, "every slot can use all of the GPU's memory"));
+    assert_null(strstr(text, "MIG instead"));
+    assert_non_null(strstr(text, "each can use all of its 20 GiB"));
+    free(text);
+    json_decref(r);
+    /* A plain time-slicing config still gets both. */
+    r = slots_file("misspelt.yaml", (an_slots_input){.gpus = 4, .gpu_model = "A100-40GB"});
+    text = an_slots_render(r, AN_TEXT);
+    assert_non_null(strstr(text, "every slot can use all of the GPU's memory"));
+    assert_non_null(strstr(text, "MIG instead (A100-40GB)"));
+    free(text);
+    json_decref(r);
+}
+
+/* The snapshot of a MIG node (tests/data/analyze/field-mig.json): the
+ * ConfigMap shares two resources; both are reported, their counts from
+ * GFD's per-profile labels, the per-GPU count from the node's layout. */
+static void test_mig_two_resources_on_node(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/analyze/field-mig.json", TEST_DATA_DIR);
+    json_t *list = json_load_file(path, 0, NULL);
+    assert_non_null(list);
+    const json_t *node = NULL, *ts = NULL, *parted = NULL;
+    size_t i;
+    const json_t *it;
+    json_array_foreach(json_object_get(list, "items"), i, it)
+    {
+        const char *kind = s(it, "kind"), *name = s(json_object_get(it, "metadata"), "name");
+        if (!strcmp(kind, "Node") && !strcmp(name, "lab-node-0")) node = it;
+        if (!strcmp(kind, "ConfigMap") && !strcmp(name, "time-slicing-config")) ts = it;
+        if (!strcmp(kind, "ConfigMap") && !strcmp(name, "default-mig-parted-config")) parted = it;
+    }
+    assert_non_null(node);
+    an_slots_input in = {.configmap = ts, .node = node, .mig_configmap = parted};
+    gp_error err = {0};
+    json_t *r = an_slots(&in, &err);
+    if (!r) print_error("%s\n", err.text);
+    assert_non_null(r);
+    assert_int_equal(json_array_size(json_object_get(r, "resources")), 2);
+    const json_t *a = resource_at(r, 0), *b = resource_at(r, 1);
+    assert_string_equal(s(a, "resource"), "nvidia.com/mig-1g.5gb");
+    assert_int_equal(num(a, "devices"), 8);
+    assert_int_equal(num(a, "advertised_computed"), 16);
+    assert_string_equal(s(b, "resource"), "nvidia.com/mig-3g.20gb");
+    assert_int_equal(num(b, "devices"), 4);
+    assert_int_equal(num(b, "advertised_computed"), 12);
+    assert_int_equal(num(json_object_get(b, "device"), "per_gpu"), 1);
+    assert_true(json_is_true(json_object_get(b, "advertised_agrees")));
+    assert_true(json_is_true(json_object_get(r, "advertised_agrees")));
+    assert_string_equal(s(json_object_get(json_object_get(r, "mig"), "layout"), "name"),
+                        "all-balanced");
+    char *text = an_slots_render(r, AN_TEXT);
+    assert_non_null(strstr(text, "Sharing nvidia.com/mig-1g.5gb (time-slicing)"));
+    assert_non_null(strstr(text, "Sharing nvidia.com/mig-3g.20gb (time-slicing)"));
+    free(text);
+    json_decref(r);
+    json_decref(list);
+}
+
+/* The plugin compares the MIG strategy as written, once the config is
+ * loaded (cmd/nvidia-device-plugin/main.go validateFlags, v0.17.0): Mixed
+ * is `unknown MIG strategy: Mixed`, logged under "unable to validate
+ * flags". */
+static void test_mig_strategy_case(void **state)
+{
+    (void)state;
+    json_t *r =
+        slots_file("mig-strategy-case.yaml", (an_slots_input){.gpus = 4, .gpu_model = "A100-40GB"});
+    assert_string_equal(config_error(r),
+                        "mig-strategy-case.yaml:3:16: unknown MIG strategy: Mixed");
+    assert_string_equal(s(json_object_get(r, "config_error"), "plugin_log"),
+                        "error starting plugins: unable to validate flags: unknown MIG strategy: "
+                        "Mixed");
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -689,6 +850,10 @@ int main(void)
         cmocka_unit_test(test_node_labels_vs_options),
         cmocka_unit_test(test_advertised_disagreement),
         cmocka_unit_test(test_input_errors),
+        cmocka_unit_test(test_mig_count_from_layout),
+        cmocka_unit_test(test_mig_isolation_words),
+        cmocka_unit_test(test_mig_two_resources_on_node),
+        cmocka_unit_test(test_mig_strategy_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* What containerd reports, parsed: real `containerd config dump` outputs of
- * 1.6.20, 1.7.29, 2.0.11 and 2.1.5 and real `ctr` outputs of their daemons
- * (containerd-cases/, next to the toml-test cases), plus the /proc readers
- * and the program runner the command line uses to ask containerd. */
+ * 1.6.20, 1.7.29, 2.0.11 and 2.1.5 (containerd-cases/, next to the
+ * toml-test cases), plus the /proc readers and the program runner the
+ * command line uses to ask containerd. The running daemon's answers are
+ * test_containerd_cri.c's. */
 /* realpath() is XSI. */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -287,183 +288,6 @@ static void test_runtime_names(void **state)
     assert_false(cd_runtime_name_valid("nvidia\"}"));
 }
 
-/* ---- ctr ---- */
-
-/* The lines of a daemon-*.txt section "## TITLE" up to the next "## ". */
-static char *section(const char *text, const char *title)
-{
-    char head[128];
-    snprintf(head, sizeof head, "## %s\n", title);
-    const char *start = strstr(text, head);
-    if (!start) fail_msg("no section %s", title);
-    start += strlen(head);
-    const char *end = strstr(start, "\n## ");
-    size_t len = end ? (size_t)(end - start) + 1 : strlen(start);
-    char *s = malloc(len + 1);
-    memcpy(s, start, len);
-    s[len] = '\0';
-    return s;
-}
-
-/* Parses the three ctr outputs recorded for one daemon run. */
-static void daemon_status(const char *rel, cd_cri_daemon *out, cd_plugins *table,
-                          cd_plugins *details)
-{
-    char *text = read_case(rel, NULL);
-    char *t = section(text, "ctr plugins ls");
-    char *d = section(text, "ctr plugins ls -d id==cri");
-    assert_int_equal(cd_ctr_parse_table(t, table), 0);
-    assert_int_equal(cd_ctr_parse_details(d, details), 0);
-    if (strstr(text, "## ctr plugins ls -d id==runtime\n")) {
-        char *r = section(text, "ctr plugins ls -d id==runtime");
-        assert_int_equal(cd_ctr_parse_details(r, details), 0);
-        free(r);
-    }
-    cd_cri_daemon_status(table, details, out);
-    free(t);
-    free(d);
-    free(text);
-}
-
-static void test_ctr_1x_cri_error(void **state)
-{
-    (void)state;
-    const char *cases[] = {"1.6.20/daemon-lab.txt", "1.7.29/daemon-lab.txt"};
-    for (size_t i = 0; i < 2; i++) {
-        cd_plugins table = {0}, details = {0};
-        cd_cri_daemon cri;
-        daemon_status(cases[i], &cri, &table, &details);
-        assert_true(table.n > 30);
-        const cd_plugin *row = cd_plugins_find(&table, "io.containerd.grpc.v1", "cri");
-        assert_non_null(row);
-        assert_string_equal(row->status, "error");
-        assert_string_equal(
-            cd_plugins_find(&table, "io.containerd.snapshotter.v1", "native")->status, "ok");
-        const cd_plugin *det = cd_plugins_find(&details, "io.containerd.grpc.v1", "cri");
-        assert_non_null(det);
-        assert_true(det->has_error);
-        assert_string_equal(det->error_code, "Unknown");
-        assert_int_equal(cri.state, CD_CRI_DAEMON_ERROR);
-        assert_string_equal(cri.plugin, "io.containerd.grpc.v1 cri");
-        char expected[700];
-        snprintf(expected, sizeof expected, "invalid plugin config: %s", NO_RUNC);
-        assert_string_equal(cri.message, expected);
-        cd_plugins_free(&table);
-        cd_plugins_free(&details);
-    }
-}
-
-static void test_ctr_2x_cri_ok(void **state)
-{
-    (void)state;
-    const char *cases[] = {"2.0.11/daemon-lab.txt", "2.1.5/daemon-lab.txt"};
-    for (size_t i = 0; i < 2; i++) {
-        cd_plugins table = {0}, details = {0};
-        cd_cri_daemon cri;
-        daemon_status(cases[i], &cri, &table, &details);
-        assert_int_equal(cri.state, CD_CRI_DAEMON_OK);
-        assert_string_equal(cd_plugins_find(&table, "io.containerd.cri.v1", "runtime")->status,
-                            "ok");
-        const cd_plugin *rt = cd_plugins_find(&details, "io.containerd.cri.v1", "runtime");
-        assert_non_null(rt);
-        assert_false(rt->has_error);
-        cd_plugins_free(&table);
-        cd_plugins_free(&details);
-    }
-}
-
-/* 2.x: the runtime plugin's failure is the cause; it is reported first. */
-static void test_ctr_2x_runtime_error_first(void **state)
-{
-    (void)state;
-    const char *details_text = "Type:          io.containerd.grpc.v1\n"
-                               "ID:            cri\n"
-                               "Error:        \n"
-                               "               Code:        Unknown\n"
-                               "               Message:     dependency failed\n"
-                               "\n"
-                               "Type:          io.containerd.cri.v1\n"
-                               "ID:            runtime\n"
-                               "Platforms:     linux/amd64\n"
-                               "Error:        \n"
-                               "               Code:        Unknown\n"
-                               "               Message:     invalid plugin config: x   \n";
-    cd_plugins table = {0}, details = {0};
-    assert_int_equal(cd_ctr_parse_details(details_text, &details), 0);
-    assert_int_equal(details.n, 2);
-    cd_cri_daemon cri;
-    cd_cri_daemon_status(&table, &details, &cri);
-    assert_int_equal(cri.state, CD_CRI_DAEMON_ERROR);
-    assert_string_equal(cri.plugin, "io.containerd.cri.v1 runtime");
-    assert_string_equal(cri.message, "invalid plugin config: x");
-    cd_plugins_free(&details);
-    /* No CRI plugin at all (disabled): absent. */
-    assert_int_equal(cd_ctr_parse_table("TYPE ID PLATFORMS STATUS\n"
-                                        "io.containerd.grpc.v1 version - ok\n",
-                                        &table),
-                     0);
-    cd_cri_daemon_status(&table, &details, &cri);
-    assert_int_equal(cri.state, CD_CRI_DAEMON_ABSENT);
-    cd_plugins_free(&table);
-    /* A skipped plugin. */
-    assert_int_equal(cd_ctr_parse_table("io.containerd.grpc.v1 cri linux/amd64 skip\n", &table), 0);
-    cd_cri_daemon_status(&table, &details, &cri);
-    assert_int_equal(cri.state, CD_CRI_DAEMON_SKIPPED);
-    cd_plugins_free(&table);
-}
-
-/* ---- crictl info ---- */
-
-/* crictl info around the CRI config the 2.1.5 daemon reported. */
-static char *crictl_info_json(bool with_handlers)
-{
-    char *text = read_case("2.1.5/daemon-lab.txt", NULL);
-    const char *start = strstr(text, "info.config.containerd: ");
-    assert_non_null(start);
-    start += strlen("info.config.containerd: ");
-    const char *end = strstr(start, "\n}\n");
-    assert_non_null(end);
-    size_t len = (size_t)(end - start) + 2;
-    const char *handlers = "\"runtimeHandlers\": [{\"name\": \"\", \"features\": "
-                           "{\"recursiveReadOnlyMounts\": false}}, {\"name\": \"nvidia\"}, "
-                           "{\"name\": \"runc\"}],\n";
-    char *json = malloc(len + 512);
-    snprintf(json, len + 512,
-             "{\"status\": {\"conditions\": [{\"type\": \"RuntimeReady\", \"status\": true}]},\n"
-             "%s\"config\": %.*s,\n\"lastCNILoadStatus\": \"cni config load failed\"}\n",
-             with_handlers ? handlers : "", (int)len, start);
-    free(text);
-    return json;
-}
-
-static void test_crictl_info(void **state)
-{
-    (void)state;
-    for (int with = 0; with < 2; with++) {
-        char *json = crictl_info_json(with);
-        cd_crictl_info info;
-        gp_error err = {0};
-        if (cd_crictl_info_parse(json, strlen(json), &info, &err) != 0) fail_msg("%s", err.text);
-        assert_int_equal(info.handlers.n, 2);
-        assert_string_equal(info.handlers.items[0], "nvidia");
-        assert_string_equal(info.handlers.items[1], "runc");
-        assert_string_equal(info.default_runtime, "runc");
-        cd_crictl_info_free(&info);
-        free(json);
-    }
-}
-
-static void test_crictl_info_bad(void **state)
-{
-    (void)state;
-    cd_crictl_info info;
-    gp_error err = {0};
-    const char *bad[] = {"", "{", "{\"config\": {\"containerd\": {\"runtimes\": {}}}}",
-                         "E0101 connect: connection refused"};
-    for (size_t i = 0; i < 4; i++)
-        assert_int_equal(cd_crictl_info_parse(bad[i], strlen(bad[i]), &info, &err), -1);
-}
-
 /* ---- /proc ---- */
 
 static void test_proc_stat(void **state)
@@ -650,11 +474,6 @@ int main(void)
         cmocka_unit_test(test_disabled_and_absent),
         cmocka_unit_test(test_dump_not_toml),
         cmocka_unit_test(test_runtime_names),
-        cmocka_unit_test(test_ctr_1x_cri_error),
-        cmocka_unit_test(test_ctr_2x_cri_ok),
-        cmocka_unit_test(test_ctr_2x_runtime_error_first),
-        cmocka_unit_test(test_crictl_info),
-        cmocka_unit_test(test_crictl_info_bad),
         cmocka_unit_test(test_proc_stat),
         cmocka_unit_test(test_proc_cmdline),
         cmocka_unit_test(test_config_files),

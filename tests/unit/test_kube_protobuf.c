@@ -829,6 +829,55 @@ static void test_null_error_pointer_accepted(void **state)
     assert_null(kube_protobuf_decode("k8s\0\x0b", 5, NULL));
 }
 
+/* ---- one message by a caller's schema; the encoders ---- */
+
+static const kube_pb_field inner_fields[] = {
+    {1, "flag", KUBE_PB_BOOL, 0, NULL},
+};
+static const kube_pb_message inner = KUBE_PB_SCHEMA(inner_fields);
+static const kube_pb_field outer_fields[] = {
+    {2, "names", KUBE_PB_STRING, KUBE_PB_REPEATED, NULL},
+    {1, "on", KUBE_PB_BOOL, 0, NULL},
+    {3, "inner", KUBE_PB_MESSAGE, KUBE_PB_REPEATED, &inner},
+};
+static const kube_pb_message outer = KUBE_PB_SCHEMA(outer_fields);
+
+static void test_message_by_schema(void **state)
+{
+    (void)state;
+    gp_buf b = {0};
+    assert_int_equal(kube_protobuf_put_bool(&b, 1, true), 0);
+    assert_int_equal(kube_protobuf_put_string(&b, 2, "id==cri", 7), 0);
+    assert_int_equal(kube_protobuf_put_string(&b, 2, "", 0), 0);
+    /* The bytes protoc writes for {on: true, names: ["id==cri", ""]}. */
+    const unsigned char want[] = {0x08, 0x01, 0x12, 0x07, 'i',  'd', '=',
+                                  '=',  'c',  'r',  'i',  0x12, 0x00};
+    assert_int_equal(b.len, sizeof want);
+    assert_memory_equal(b.data, want, sizeof want);
+    gp_error err = {0};
+    json_t *v = kube_protobuf_decode_message(b.data, b.len, &outer, &err);
+    assert_non_null(v);
+    assert_dumps_as(v, "{'names': ['id==cri', ''], 'on': true}");
+    json_decref(v);
+    /* A field number of 300 takes a two-byte tag. */
+    gp_buf_free(&b);
+    assert_int_equal(kube_protobuf_put_bool(&b, 300, false), 0);
+    const unsigned char tag300[] = {0xe0, 0x12, 0x00};
+    assert_memory_equal(b.data, tag300, sizeof tag300);
+    gp_buf_free(&b);
+    /* Nothing is an empty message; a nested one is decoded by its schema. */
+    v = kube_protobuf_decode_message(NULL, 0, &outer, &err);
+    assert_dumps_as(v, "{}");
+    json_decref(v);
+    const unsigned char nested[] = {0x1a, 0x02, 0x08, 0x01, 0x1a, 0x00};
+    v = kube_protobuf_decode_message(nested, sizeof nested, &outer, &err);
+    assert_dumps_as(v, "{'inner': [{'flag': true}, {}]}");
+    json_decref(v);
+    const unsigned char cut[] = {0x1a, 0x05, 0x08};
+    assert_null(kube_protobuf_decode_message(cut, sizeof cut, &outer, &err));
+    assert_non_null(strstr(err.text, "inner: length 5 at byte 1 runs past the end"));
+}
+
 int main(void)
 {
     static const struct CMUnitTest singles[] = {
@@ -851,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_kinds),
         cmocka_unit_test(test_empty_object),
         cmocka_unit_test(test_null_error_pointer_accepted),
+        cmocka_unit_test(test_message_by_schema),
     };
     static struct CMUnitTest tests[N_BODIES + sizeof singles / sizeof singles[0]];
     size_t n = 0;
