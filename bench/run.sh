@@ -12,7 +12,8 @@
 # and prints the table (bench/report.py) on stdout; the same numbers go to
 # BUILD/bench/toml.json. Progress goes to stderr. Then it runs
 # bench/containerd_bench.sh, bench/apiserver_bench.sh,
-# bench/controllers_bench.sh and bench/analyzers_bench.sh.
+# bench/controllers_bench.sh, bench/events_bench.sh and
+# bench/analyzers_bench.sh.
 #
 # Environment: BENCH_RUNS (timed parses per file), TOML_TEST_DIR (default:
 # ../shared/toml-test next to the project), CC, CXX, PYTHON.
@@ -143,5 +144,6 @@ echo "bench: results in $out/toml.json" >&2
 "$root/bench/containerd_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 "$root/bench/apiserver_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 "$root/bench/controllers_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
+"$root/bench/events_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 "$root/bench/analyzers_bench.sh" "$build" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
 exit "$status"

@@ -422,7 +422,12 @@ static int admit_service_account_slowly(as_api *api, const as_path *p, json_t *p
 static void create_object(as_api *api, const as_request *req, const as_path *p,
                           const as_write_options *opt, json_t *obj, as_response *resp)
 {
-    char name[254];
+    char name[254], asked[254];
+    /* admission's errors name what the client asked for: a name not yet
+     * generated is its generateName (admission's extractResourceName) */
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *given = kube_str(meta, "name");
+    snprintf(asked, sizeof asked, "%s", *given ? given : kube_str(meta, "generateName"));
     if (prepare_metadata(obj, p, resp, name, sizeof name) != 0) return;
     drop_empty_metadata(obj);
     as_strategy_create(p->resource->group, p->resource->kind, obj);
@@ -435,7 +440,7 @@ static void create_object(as_api *api, const as_request *req, const as_path *p,
      * none across the three. A class's scheduling can be of any size: a pod
      * naming one has no bound. */
     as_store_lock(api->store);
-    bool admitted = admit_namespace(api, p, name, resp) == 0;
+    bool admitted = admit_namespace(api, p, asked, resp) == 0;
     bool waited = false;
     if (admitted && admits_service_accounts(api, p)) {
         json_t *sa =
@@ -446,10 +451,10 @@ static void create_object(as_api *api, const as_request *req, const as_path *p,
     }
     if (waited) {
         as_store_unlock(api->store);
-        admitted = admit_service_account_slowly(api, p, obj, name, resp) == 0;
+        admitted = admit_service_account_slowly(api, p, obj, asked, resp) == 0;
         as_store_lock(api->store);
     }
-    admitted = admitted && admit_runtimeclass(api, p, obj, name, resp) == 0;
+    admitted = admitted && admit_runtimeclass(api, p, obj, asked, resp) == 0;
     as_store_unlock(api->store);
     size_t bound = runtime_class_of(p, obj) ? SIZE_MAX : size_bound(req, 0);
     if (!admitted || validate(p, obj, NULL, name, resp) != 0 ||

@@ -170,6 +170,31 @@ static void node_defaults(json_t *node)
     as_canonical_list(json_object_get(status, "allocatable"), true);
 }
 
+/* The NodeTaint admission plugin (plugin/pkg/admission/nodetaint): a new
+ * Node is tainted node.kubernetes.io/not-ready NoSchedule, so that nothing
+ * is scheduled onto it before it is Ready; the node lifecycle controller
+ * takes the taint off once its conditions say so. */
+static void node_create(json_t *node)
+{
+    node_defaults(node);
+    json_t *spec = json_object_get(node, "spec");
+    if (!json_is_object(spec)) {
+        spec = json_object();
+        if (!spec || json_object_set_new(node, "spec", spec) != 0) return;
+    }
+    json_t *taints = json_object_get(spec, "taints");
+    size_t i;
+    json_t *t;
+    json_array_foreach(taints, i, t) if (kube_str_is(t, "key", "node.kubernetes.io/not-ready") &&
+                                         kube_str_is(t, "effect", "NoSchedule")) return;
+    if (!json_is_array(taints)) {
+        taints = json_array();
+        if (!taints || json_object_set_new(spec, "taints", taints) != 0) return;
+    }
+    json_array_append_new(taints, json_pack("{s:s, s:s}", "key", "node.kubernetes.io/not-ready",
+                                            "effect", "NoSchedule"));
+}
+
 static void node_update(json_t *node, const json_t *old, bool status_subresource)
 {
     node_defaults(node);
@@ -202,7 +227,7 @@ void as_strategy_create(const char *group, const char *kind, json_t *obj)
         namespace_create(obj);
         break;
     case AS_NODE:
-        node_defaults(obj);
+        node_create(obj);
         break;
     case AS_RUNTIMECLASS:
         runtimeclass_defaults(obj);

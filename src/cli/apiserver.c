@@ -135,7 +135,8 @@ int main(int argc, char **argv)
         as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
-    ctl_loop_options copt = {.runtime_check = seed.runtime_check};
+    ctl_loop_options copt = {.runtime_check = seed.runtime_check,
+                             .node_monitor_grace_ms = seed.node_monitor_grace_ms};
     ctl_loop *controllers = seed.no_controllers ? NULL : ctl_loop_new(&api, &copt);
     if (controllers && ctl_loop_start(controllers, &err) != 0) {
         cli_report(&err);

@@ -31,6 +31,13 @@ json_t *ctl_ds_controller_ref(const ctl_ds_ctx *c)
                      "name", c->name, "uid", c->uid, "controller", 1, "blockOwnerDeletion", 1);
 }
 
+size_t ctl_ds_next_batch(size_t sent, size_t last, size_t total)
+{
+    if (sent >= total) return 0;
+    size_t left = total - sent, next = last ? 2 * last : 1;
+    return next < left ? next : left;
+}
+
 void ctl_ds_plan_free(ctl_ds_plan *plan)
 {
     if (!plan) return;

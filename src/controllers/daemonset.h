@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 #include "util/error.h"
@@ -97,6 +98,13 @@ int ctl_ds_sync(const json_t *ds, const json_t *nodes, const json_t *pods, const
                 time_t now, bool expectations_pending, ctl_ds_plan *plan, gp_error *err);
 
 void ctl_ds_plan_free(ctl_ds_plan *plan);
+
+/* syncNodes' slow start: the size of the next batch of creates once `sent`
+ * of `total` have been sent, the last batch `last` long (0 before the
+ * first): 1 (SlowStartInitialBatchSize), then twice the last, never more
+ * than what is left. The runtime stops after a batch in which a create
+ * failed. */
+size_t ctl_ds_next_batch(size_t sent, size_t last, size_t total);
 
 /* NodeShouldRunDaemonPod: whether a new daemon pod belongs on `node`
  * (template nodeName, nodeSelector and required node affinity match, and

@@ -186,56 +186,6 @@ json_t *ctl_kubelet_node_heartbeat(const json_t *node, time_t now)
     return status_patch(st, ok);
 }
 
-/* The conditions the node lifecycle controller owns once a kubelet is silent
- * (NetworkUnavailable is the route controller's and is left alone). */
-static const char *const SILENT_CONDITIONS[] = {"Ready", "MemoryPressure", "DiskPressure",
-                                                "PIDPressure"};
-
-static json_t *silent_condition(const json_t *node, const char *type, const char *now)
-{
-    const json_t *c = kube_condition(node, type);
-    if (c && kube_str_is(c, "status", "Unknown")) return json_null();
-    if (c)
-        return json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", "Unknown", "reason",
-                         "NodeStatusUnknown", "message", "Kubelet stopped posting node status.",
-                         "lastTransitionTime", now);
-    json_t *added = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", "Unknown",
-                              "reason", "NodeStatusNeverUpdated", "message",
-                              "Kubelet never posted node status.", "lastTransitionTime", now);
-    /* The heartbeat is the creation time; a node without one gets none. */
-    const char *created = kube_str_or_null(kube_obj(node, "metadata"), "creationTimestamp");
-    if (added && nonempty(created) &&
-        json_object_set_new(added, "lastHeartbeatTime", json_string(created)) != 0) {
-        json_decref(added);
-        return NULL;
-    }
-    return added;
-}
-
-json_t *ctl_kubelet_node_not_ready(const json_t *node, time_t now)
-{
-    char now_s[32];
-    kube_time_format(now, now_s);
-    json_t *conds = json_array();
-    bool ok = conds != NULL;
-    for (size_t i = 0; ok && i < sizeof SILENT_CONDITIONS / sizeof SILENT_CONDITIONS[0]; i++) {
-        json_t *c = silent_condition(node, SILENT_CONDITIONS[i], now_s);
-        if (json_is_null(c)) continue; /* already Unknown: the controller leaves it */
-        push(&ok, conds, c);
-    }
-    if (ok && json_array_size(conds) == 0) {
-        json_decref(conds);
-        return NULL;
-    }
-    json_t *st = json_object();
-    if (!st) ok = false;
-    if (st)
-        put(&ok, st, "conditions", conds);
-    else
-        json_decref(conds);
-    return status_patch(st, ok);
-}
-
 /* ---- pods: names and addresses ---- */
 
 /* A pod the kubelet of `node` acts on: bound to it, managed, not deleting. */
@@ -669,6 +619,20 @@ json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
     else
         free(note);
     return patch;
+}
+
+/* ---- pods: back from a node that was down ---- */
+
+json_t *ctl_kubelet_pod_ready_again(const json_t *pod, const json_t *node, time_t now)
+{
+    if (!pod_on_node(pod, node) || !kube_str_is(kube_condition(node, "Ready"), "status", "True") ||
+        !kube_str_is(kube_obj(pod, "status"), "phase", "Running") ||
+        !kube_str_is(kube_condition(pod, "Ready"), "status", "False"))
+        return NULL;
+    char now_s[32];
+    kube_time_format(now, now_s);
+    return json_pack("{s:{s:[{s:s, s:s, s:s}]}}", "status", "conditions", "type", "Ready", "status",
+                     "True", "lastTransitionTime", now_s);
 }
 
 /* ---- pods: deletion ---- */

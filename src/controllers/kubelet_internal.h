@@ -8,8 +8,7 @@
  * Sources: kwok's stages kustomize/stage/node/fast/node-initialize.yaml,
  * node/heartbeat/node-heartbeat.yaml, pod/fast/pod-ready.yaml and
  * pod-delete.yaml, its NodeConditions table and ipPool
- * (pkg/kwok/controllers/node_controller.go, utils.go); the node lifecycle
- * controller's NodeStatusUnknown (pkg/controller/nodelifecycle); what a real
+ * (pkg/kwok/controllers/node_controller.go, utils.go); what a real
  * 1.32 kubelet adds to a running pod (conditions PodReadyToStartContainers,
  * imageID, containerID, podIPs, hostIPs). Status patches are strategic merge
  * patches (application/strategic-merge-patch+json) for the /status
@@ -48,9 +47,9 @@ bool ctl_kubelet_manages(const json_t *node);
  * filled only when nodeInfo is present, and phase Running. NULL for an
  * unmanaged or already Ready node.
  *
- * A node taken down with ctl_kubelet_node_not_ready is not Ready, so this
+ * A node the node lifecycle controller found silent is not Ready, so this
  * would bring it straight back: the runtime must not initialize a node while
- * a drill holds it down. */
+ * a drill holds its kubelet down. */
 json_t *ctl_kubelet_node_init(const json_t *node, const char *ip, time_t now);
 
 /* node-heartbeat, for a managed node that is Ready and Running: re-stamps
@@ -58,16 +57,6 @@ json_t *ctl_kubelet_node_init(const json_t *node, const char *ip, time_t now);
  * status, reason, message and lastTransitionTime as they are. NULL
  * otherwise (a NotReady node is one whose kubelet stopped posting). */
 json_t *ctl_kubelet_node_heartbeat(const json_t *node, time_t now);
-
-/* What the node lifecycle controller writes when a kubelet stops posting
- * status, for the lab's failure drills: Ready, MemoryPressure, DiskPressure
- * and PIDPressure become Unknown with reason NodeStatusUnknown and message
- * "Kubelet stopped posting node status.", lastTransitionTime now and
- * lastHeartbeatTime kept; one the node lacks is added as Unknown,
- * NodeStatusNeverUpdated, "Kubelet never posted node status.".
- * NetworkUnavailable is left alone. NULL when all four are Unknown already.
- * `kubectl get nodes` then shows NotReady. */
-json_t *ctl_kubelet_node_not_ready(const json_t *node, time_t now);
 
 /* pod-ready, for a pod whose spec.nodeName is `node` (a managed node), with
  * no deletionTimestamp and no status.podIP: {"status":{...}} with conditions
@@ -119,6 +108,13 @@ json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip
  * so absence says nothing). Call this before ctl_kubelet_pod_ready. */
 json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
                                         const json_t *runtimeclass, time_t now, char **event_note);
+
+/* What a kubelet that is back posts for a pod it runs whose Ready condition
+ * the node lifecycle controller set False while it was down
+ * (MarkPodsNotReady): its status manager's next sync makes it True again,
+ * lastTransitionTime now. NULL unless the pod is bound to `node` (managed,
+ * Ready), Running, not being deleted and Ready False. */
+json_t *ctl_kubelet_pod_ready_again(const json_t *pod, const json_t *node, time_t now);
 
 /* pod-delete: true for a pod bound to a node (the runtime checks it is a
  * managed one) that has a deletionTimestamp. The kubelet then empties its

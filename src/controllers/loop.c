@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiserver/loopback.h"
 #include "controllers/controllers_internal.h"
 #include "controllers/daemonset.h"
 #include "controllers/garbage_collector_internal.h"
@@ -18,8 +17,21 @@
 /* kwok re-stamps node heartbeats every 20 s plus up to 25 s of jitter. */
 #define HEARTBEAT_SECONDS 20
 #define HEARTBEAT_JITTER  25
+/* kwok holds each node's Lease (40 s) and renews it every quarter of that,
+ * plus up to 4 % (pkg/kwok/controllers/controller.go: leaseDuration / 4,
+ * jitter 0.04, as the kubelet's lease controller): the heartbeat the node
+ * lifecycle controller reads. Under a grace period shorter than 40 s the
+ * renewals come every quarter of it instead, so that a quick test cluster
+ * keeps its nodes. */
+#define LEASE_DURATION_SECONDS 40
+#define LEASE_RENEW_MS         10000
+#define LEASE_JITTER_PERMILLE  40
+/* Heartbeats and renewals are looked at this often (or twice a renewal
+ * interval, when that is shorter), not on every pass: a thousand nodes'
+ * renewals then come in one pass a second instead of a pass each. */
+#define KUBELET_SWEEP_MS 1000
 /* A quiet cluster is still looked at this often (heartbeats, retries). */
-#define TICK_SECONDS 1
+#define TICK_MS 1000
 /* Pods the scheduler binds in one pass: then the kubelet and the DaemonSet
  * controller get their turn, so a burst of pods starts running while the
  * rest are still being scheduled (kube-scheduler, too, binds one at a time
@@ -32,207 +44,8 @@
 #define WRITE_WORKERS 2
 /* Passes in a row that keep writing before the runtime takes a breath. */
 #define MAX_BUSY_PASSES 1000
-/* Event series remembered for counting repeats (client-go's correlator
- * keeps an LRU of 4096). */
-#define MAX_EVENT_MEMOS 4096
-
-/* ---- small helpers ---------------------------------------------------------- */
-
-static void object_path(char *buf, size_t size, const char *group, const char *resource,
-                        const char *ns, const char *name, const char *sub)
-{
-    int n = group && *group ? snprintf(buf, size, "/apis/%s/v1", group)
-                            : snprintf(buf, size, "/api/v1");
-    if (ns && *ns) n += snprintf(buf + n, size - (size_t)n, "/namespaces/%s", ns);
-    n += snprintf(buf + n, size - (size_t)n, "/%s", resource);
-    if (name) n += snprintf(buf + n, size - (size_t)n, "/%s", name);
-    if (sub) snprintf(buf + n, size - (size_t)n, "/%s", sub);
-}
-
-/* Queues a request (write_queue_internal.h): it is counted as a write now, and the
- * pass subtracts what failed when it drains the queue. Failures are
- * expected now and then (a conflict with a client): the next pass sees the
- * new state. With `answer`, the request is sent now, after what is queued,
- * and the answer returned; true when it succeeded (2xx). */
-static bool send(ctl_loop *c, const char *method, const char *path, const char *query,
-                 const char *type, const json_t *body, json_t **answer)
-{
-    if (!answer) {
-        ctl_wq_push(c->wq,
-                    ctl_wq_write_new(method, path, query, type, json_incref((json_t *)body)));
-        return true;
-    }
-    c->failed_writes += ctl_wq_drain(c->wq);
-    as_reply r = as_loopback_call(c->api, method, path, query, type, body);
-    *answer = r.body;
-    return r.status >= 200 && r.status < 300;
-}
-
-/* Sent now, after what is queued, where what follows depends on the
- * outcome; true when it succeeded. */
-static bool send_now(ctl_loop *c, const char *method, const char *path, const char *query,
-                     const char *type, const json_t *body)
-{
-    json_t *answer = NULL;
-    bool ok = send(c, method, path, query, type, body, &answer);
-    json_decref(answer);
-    return ok;
-}
-
-/* ---- writes in flight (inflight_internal.h) --------------------------------- */
-
-/* The in-flight table's name for an object: "pods|ns/name", "nodes|/name". */
-static void inflight_key(char *buf, size_t size, const char *resource, const char *ns,
-                         const char *name)
-{
-    snprintf(buf, size, "%s|%s/%s", resource, ns ? ns : "", name ? name : "");
-}
-
-static void write_done(void *ud, const char *tag, bool ok)
-{
-    ctl_loop *c = ud;
-    as_store_lock(c->api->store);
-    uint64_t rv = as_store_rv(c->api->store);
-    as_store_unlock(c->api->store);
-    ctl_inflight_done(c->inflight, tag, ok, rv);
-}
-
-/* Whether `obj` of the snapshot still waits for a write of ours: it is left
- * alone this pass. */
-static bool waiting_at(ctl_loop *c, const snapshot *s, const char *resource, const char *ns,
-                       const char *name, uint64_t rv)
-{
-    char key[600];
-    inflight_key(key, sizeof key, resource, ns, name);
-    return ctl_inflight_pending(c->inflight, key, rv, s->listed_rv);
-}
-
-static bool pod_waiting(ctl_loop *c, const snapshot *s, const pod_summary *p)
-{
-    return waiting_at(c, s, "pods", p->ns, p->name, p->rv);
-}
-
-/* Queues w (and its follow-ups), a change of `obj` computed from the
- * snapshot's version of it; node and ip an address it hands out. 1 when
- * queued. */
-static int send_tracked(ctl_loop *c, ctl_wq_write *w, const char *resource, const json_t *obj,
-                        const char *node, const char *ip)
-{
-    if (!w) return 0;
-    char key[600];
-    inflight_key(key, sizeof key, resource,
-                 kube_str_or_null(kube_obj(obj, "metadata"), "namespace"),
-                 kube_str_or_null(kube_obj(obj, "metadata"), "name"));
-    ctl_inflight_add(c->inflight, key, rv_of(obj), node, ip);
-    ctl_wq_write_notify(w, write_done, c, key);
-    ctl_wq_push(c->wq, w);
-    return 1;
-}
-
-static const char *const SMP = "application/strategic-merge-patch+json";
-static const char *const MERGE = "application/merge-patch+json";
-
-/* ---- events --------------------------------------------------------------- */
-
-/* The memo of an event series, for its repeats. */
-static void remember_event(ctl_loop *c, const char *key, const char *ev_name, const char *event_ns)
-{
-    if (c->event_count == MAX_EVENT_MEMOS) {
-        /* like the recorder's LRU cache: old series start over */
-        c->event_count = 0;
-        json_object_clear(c->event_index);
-    }
-    if (c->event_count == c->event_cap) {
-        size_t cap = c->event_cap ? c->event_cap * 2 : 64;
-        event_memo *m = realloc(c->events, cap * sizeof *m);
-        if (!m) return;
-        c->events = m;
-        c->event_cap = cap;
-    }
-    json_object_set_new(c->event_index, key, json_integer((json_int_t)c->event_count));
-    event_memo *m = &c->events[c->event_count++];
-    snprintf(m->name, sizeof m->name, "%s", ev_name);
-    snprintf(m->ns, sizeof m->ns, "%s", event_ns);
-    m->count = 1;
-}
-
-/* A core/v1 Event on `obj` from `component`, as a write to queue (NULL when
- * the object has no name). A repeat of the same reason and message on the
- * same object raises the count instead (kubectl describe prints "(x3 over
- * 5m)"): that patch is sent here, and *sent says so. */
-static ctl_wq_write *event_write(ctl_loop *c, const json_t *obj, const char *kind,
-                                 const char *api_version, const char *type, const char *reason,
-                                 const char *message, const char *component, time_t now, bool *sent)
-{
-    *sent = false;
-    const char *ns = kube_str_or_null(kube_obj(obj, "metadata"), "namespace"),
-               *name = kube_str_or_null(kube_obj(obj, "metadata"), "name"),
-               *uid = kube_str_or_null(kube_obj(obj, "metadata"), "uid");
-    if (!name) return NULL;
-    const char *event_ns = ns && *ns ? ns : "default";
-    char key[512], when[32], path[700];
-    snprintf(key, sizeof key, "%s|%s|%s|%.200s", uid ? uid : name, reason, component, message);
-    kube_time_format(now, when);
-    json_t *at = json_object_get(c->event_index, key);
-    if (at) {
-        event_memo *m = &c->events[json_integer_value(at)];
-        m->count++;
-        json_t *patch =
-            json_pack("{s:I, s:s}", "count", (json_int_t)m->count, "lastTimestamp", when);
-        object_path(path, sizeof path, "", "events", m->ns, m->name, NULL);
-        bool ok = send_now(c, "PATCH", path, NULL, MERGE, patch);
-        json_decref(patch);
-        if (ok) {
-            *sent = true;
-            return NULL;
-        }
-        /* the event is gone (deleted with its namespace): make a new one */
-    }
-    char ev_name[300];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(ev_name, sizeof ev_name, "%.240s.%llx", name,
-             (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
-    json_t *involved =
-        json_pack("{s:s, s:s, s:s}", "kind", kind, "name", name, "apiVersion", api_version);
-    if (ns && *ns) json_object_set_new(involved, "namespace", json_string(ns));
-    if (uid) json_object_set_new(involved, "uid", json_string(uid));
-    const char *rv = kube_str_or_null(kube_obj(obj, "metadata"), "resourceVersion");
-    if (rv) json_object_set_new(involved, "resourceVersion", json_string(rv));
-    json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, "
-                           "s:s, s:s}",
-                           "apiVersion", "v1", "kind", "Event", "metadata", "name", ev_name,
-                           "namespace", event_ns, "involvedObject", involved, "reason", reason,
-                           "message", message, "type", type, "source", "component", component,
-                           "firstTimestamp", when, "lastTimestamp", when, "count", 1,
-                           "reportingComponent", component, "reportingInstance", component);
-    object_path(path, sizeof path, "", "events", event_ns, NULL, NULL);
-    /* remembered before it is sent: should the create fail, the next
-     * repeat's patch fails too and makes a new one */
-    remember_event(c, key, ev_name, event_ns);
-    return ctl_wq_write_new("POST", path, NULL, NULL, ev);
-}
-
-static int record_event(ctl_loop *c, const json_t *obj, const char *kind, const char *api_version,
-                        const char *type, const char *reason, const char *message,
-                        const char *component, time_t now)
-{
-    bool sent;
-    ctl_wq_write *w =
-        event_write(c, obj, kind, api_version, type, reason, message, component, now, &sent);
-    if (sent) return 1;
-    if (!w) return 0;
-    ctl_wq_push(c->wq, w);
-    return 1;
-}
 
 /* ---- fake kubelet ------------------------------------------------------------ */
-
-static const json_t *node_named(const snapshot *s, const char *name)
-{
-    const json_t *at = name ? json_object_get(s->node_index, name) : NULL;
-    return at ? json_array_get(s->nodes, (size_t)json_integer_value(at)) : NULL;
-}
 
 static const json_t *find_by_name(const json_t *list, const char *name)
 {
@@ -272,66 +85,83 @@ static const json_t *lease_of(const snapshot *s, const char *node)
     return node ? json_object_get(s->lease_index, node) : NULL;
 }
 
-/* The kubelet's node Lease (kube-node-lease/NODE), renewed with each
- * heartbeat; kubectl describe node shows it. */
-static int renew_lease(ctl_loop *c, const snapshot *s, const json_t *node, time_t now)
+/* Whether the node's Lease is due for renewal: the renewal interval after
+ * its renewTime, plus a jitter of up to 4 % of it fixed per node. */
+static bool lease_due(const ctl_loop *c, const node_summary *n, const json_t *lease, int64_t now_ms)
+{
+    kube_time t;
+    if (!kube_time_parse(kube_str(kube_obj(lease, "spec"), "renewTime"), &t)) return true;
+    int64_t renewed = t.sec * 1000 + t.nsec / 1000000;
+    int64_t jitter = c->lease_renew_ms * (int64_t)(n->jitter % (LEASE_JITTER_PERMILLE + 1)) / 1000;
+    return now_ms - renewed >= c->lease_renew_ms + jitter;
+}
+
+/* The kubelet's node Lease (kube-node-lease/NODE), created with the node's
+ * first status and renewed every renewal interval; kubectl describe node
+ * shows it, and the node lifecycle controller takes its renewTime for a
+ * heartbeat. */
+static int renew_lease(ctl_loop *c, const snapshot *s, const json_t *node, int64_t now_ms)
 {
     const char *name = kube_str_or_null(kube_obj(node, "metadata"), "name");
-    char when[40], path[400];
-    kube_time_format(now, when);
+    char when[48], path[400];
+    kube_time_format(now_ms / 1000, when);
     /* MicroTime: six decimals */
-    snprintf(when + strlen(when) - 1, sizeof when - strlen(when) + 1, ".000000Z");
+    snprintf(when + strlen(when) - 1, sizeof when - strlen(when) + 1, ".%03d000Z",
+             (int)(now_ms % 1000));
     if (lease_of(s, name)) {
-        object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", name,
-                    NULL);
+        ctl_object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", name,
+                        NULL);
         json_t *patch = json_pack("{s:{s:s}}", "spec", "renewTime", when);
-        int w = send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        int w = ctl_send(c, "PATCH", path, NULL, CTL_MERGE, patch, NULL);
         json_decref(patch);
         return w;
     }
-    object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", NULL, NULL);
-    json_t *lease =
-        json_pack("{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}, s:{s:s, s:i, s:s}}",
-                  "apiVersion", "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name,
-                  "namespace", "kube-node-lease", "ownerReferences", "apiVersion", "v1", "kind",
-                  "Node", "name", name, "uid", kube_str_or_null(kube_obj(node, "metadata"), "uid"),
-                  "spec", "holderIdentity", name, "leaseDurationSeconds", 40, "renewTime", when);
-    int w = send(c, "POST", path, NULL, NULL, lease, NULL);
+    ctl_object_path(path, sizeof path, "coordination.k8s.io", "leases", "kube-node-lease", NULL,
+                    NULL);
+    json_t *lease = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s}]}, s:{s:s, s:i, s:s}}", "apiVersion",
+        "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name, "namespace",
+        "kube-node-lease", "ownerReferences", "apiVersion", "v1", "kind", "Node", "name", name,
+        "uid", kube_str_or_null(kube_obj(node, "metadata"), "uid"), "spec", "holderIdentity", name,
+        "leaseDurationSeconds", LEASE_DURATION_SECONDS, "renewTime", when);
+    int w = ctl_send(c, "POST", path, NULL, NULL, lease, NULL);
     json_decref(lease);
     return w;
 }
 
-static int kubelet_nodes(ctl_loop *c, const snapshot *s, time_t now)
+/* The fake kubelet of every managed node that is up: its first status at
+ * once, then heartbeats and Lease renewals when due (looked at on `sweep`
+ * passes). A node whose kubelet is down posts nothing. */
+static int kubelet_nodes(ctl_loop *c, const snapshot *s, int64_t now_ms, bool sweep)
 {
+    time_t now = (time_t)(now_ms / 1000);
     int writes = 0;
     size_t i;
     json_t *node;
     json_array_foreach(s->nodes, i, node)
     {
         const node_summary *n = s->node_sums[i];
-        if (!n->managed || waiting_at(c, s, "nodes", NULL, n->name, n->rv)) continue;
+        if (!n->managed || n->held_down || ctl_waiting_at(c, s, "nodes", NULL, n->name, n->rv))
+            continue;
         json_t *patch = NULL;
-        bool beat = false;
-        if (n->held_down) {
-            patch = ctl_kubelet_node_not_ready(node, now);
-        } else if (!n->ready) {
+        const json_t *lease = lease_of(s, n->name);
+        bool renew = !lease || (sweep && lease_due(c, n, lease, now_ms));
+        if (!n->ready) {
             const char *ip = internal_ip(node);
             char fallback[32];
             snprintf(fallback, sizeof fallback, "10.89.0.%zu", i % 250 + 2);
             patch = ctl_kubelet_node_init(node, ip ? ip : fallback, now);
-            beat = true;
-        } else if (heartbeat_due(n, now)) {
+            renew = true;
+        } else if (sweep && heartbeat_due(n, now)) {
             patch = ctl_kubelet_node_heartbeat(node, now);
-            beat = true;
         }
-        if (beat || (!n->held_down && !lease_of(s, n->name)))
-            writes += renew_lease(c, s, node, now);
+        if (renew) writes += renew_lease(c, s, node, now_ms);
         if (!patch) continue;
         char path[400];
-        object_path(path, sizeof path, "", "nodes", NULL,
-                    kube_str_or_null(kube_obj(node, "metadata"), "name"), "status");
-        writes += send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "nodes", node,
-                               NULL, NULL);
+        ctl_object_path(path, sizeof path, "", "nodes", NULL,
+                        kube_str_or_null(kube_obj(node, "metadata"), "name"), "status");
+        writes += ctl_send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, CTL_SMP, patch),
+                                   "nodes", node, NULL, NULL);
     }
     return writes;
 }
@@ -375,14 +205,16 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
          * kubelet (pod-ready and the sandbox check want no address), and
          * at 150,000 pods not looking further is most of a pass */
         const pod_summary *p = s->pod_sums[i];
-        if ((p->ip && !p->deleting) || !p->node || pod_waiting(c, s, p)) continue;
+        if ((p->ip && !p->deleting) || !p->node || ctl_pod_waiting(c, s, p)) continue;
         const char *node_name = p->node;
-        const json_t *node = node_named(s, node_name);
-        if (!node || !ctl_kubelet_manages(node)) continue;
+        const json_t *node = ctl_node_named(s, node_name);
+        /* a node whose kubelet is down leaves its pods as they are: not
+         * Running, not deleted once Terminating */
+        if (!node || !ctl_kubelet_manages(node) || ctl_node_held_down(node)) continue;
         const char *ns = kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
                    *name = kube_str_or_null(kube_obj(pod, "metadata"), "name");
         char path[600];
-        object_path(path, sizeof path, "", "pods", ns, name, NULL);
+        ctl_object_path(path, sizeof path, "", "pods", ns, name, NULL);
         if (kube_deleting(pod)) {
             if (!ctl_kubelet_should_finish_delete(pod)) continue;
             json_t *fin = ctl_kubelet_pod_finalizers_patch(pod);
@@ -390,10 +222,10 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
                 ctl_wq_write_new("DELETE", path, "gracePeriodSeconds=0", NULL, NULL);
             ctl_wq_write *w = del;
             if (fin) { /* finalizers emptied first, then the delete completes */
-                w = ctl_wq_write_new("PATCH", path, NULL, MERGE, fin);
+                w = ctl_wq_write_new("PATCH", path, NULL, CTL_MERGE, fin);
                 ctl_wq_write_then(w, del);
             }
-            writes += send_tracked(c, w, "pods", pod, NULL, NULL) * (fin ? 2 : 1);
+            writes += ctl_send_tracked(c, w, "pods", pod, NULL, NULL) * (fin ? 2 : 1);
             continue;
         }
         json_t *patch = NULL;
@@ -407,11 +239,12 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
             if (json_object_size(patch) > 0) {
                 char spath[620];
                 snprintf(spath, sizeof spath, "%s/status", path);
-                writes +=
-                    send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, SMP, json_incref(patch)),
-                                 "pods", pod, NULL, NULL);
-                writes += record_event(c, pod, "Pod", "v1", CTL_KUBELET_SANDBOX_EVENT_TYPE,
-                                       CTL_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet", now);
+                writes += ctl_send_tracked(
+                    c, ctl_wq_write_new("PATCH", spath, NULL, CTL_SMP, json_incref(patch)), "pods",
+                    pod, NULL, NULL);
+                writes += ctl_record_event(c, pod, "Pod", "v1", CTL_KUBELET_SANDBOX_EVENT_TYPE,
+                                           CTL_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet",
+                                           (int64_t)now * 1000);
             }
             json_decref(patch);
             free(note);
@@ -424,8 +257,8 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
         snprintf(spath, sizeof spath, "%s/status", path);
         const char *addr = kube_str_or_null(kube_get(patch, "status"), "podIP");
         snprintf(given, sizeof given, "%s", addr ? addr : "");
-        writes += send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, SMP, patch), "pods", pod,
-                               addr ? node_name : NULL, addr ? given : NULL);
+        writes += ctl_send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, CTL_SMP, patch),
+                                   "pods", pod, addr ? node_name : NULL, addr ? given : NULL);
     }
     return writes;
 }
@@ -477,10 +310,10 @@ static void build_view(ctl_loop *c, const snapshot *s, node_view *v)
         const pod_summary *p = s->pod_sums[i];
         const char *node = p->node;
         char bound[256];
-        if (!node && pod_waiting(c, s, p)) {
+        if (!node && ctl_pod_waiting(c, s, p)) {
             /* its binding is on the way: counted where it goes */
             char key[600];
-            inflight_key(key, sizeof key, "pods", p->ns, p->name);
+            ctl_inflight_key(key, sizeof key, "pods", p->ns, p->name);
             if (ctl_inflight_node(c->inflight, key, bound, sizeof bound)) node = bound;
         }
         if (!node || p->terminal) continue;
@@ -522,16 +355,16 @@ static int schedule_failed(ctl_loop *c, const json_t *pod, const ctl_sched_resul
         if (old && json_equal(old_status, json_object_get(cond, "status")))
             json_object_set(cond, "lastTransitionTime", json_object_get(old, "lastTransitionTime"));
         json_t *patch = json_pack("{s:{s:[O]}}", "status", "conditions", cond);
-        object_path(path, sizeof path, "", "pods",
-                    kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
-                    kube_str_or_null(kube_obj(pod, "metadata"), "name"), "status");
-        writes += send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "pods", pod,
-                               NULL, NULL);
+        ctl_object_path(path, sizeof path, "", "pods",
+                        kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
+                        kube_str_or_null(kube_obj(pod, "metadata"), "name"), "status");
+        writes += ctl_send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, CTL_SMP, patch), "pods",
+                                   pod, NULL, NULL);
     }
     json_decref(cond);
     char *note = ctl_sched_event_note(r->message);
-    writes += record_event(c, pod, "Pod", "v1", "Warning", "FailedScheduling", note,
-                           "default-scheduler", now);
+    writes += ctl_record_event(c, pod, "Pod", "v1", "Warning", "FailedScheduling", note,
+                               "default-scheduler", (int64_t)now * 1000);
     free(note);
     return writes;
 }
@@ -541,7 +374,7 @@ static int bind(ctl_loop *c, const json_t *pod, const char *node, time_t now)
     char path[600], message[800];
     const char *ns = kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
                *name = kube_str_or_null(kube_obj(pod, "metadata"), "name");
-    object_path(path, sizeof path, "", "pods", ns, name, "binding");
+    ctl_object_path(path, sizeof path, "", "pods", ns, name, "binding");
     json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
                           "Binding", "metadata", "name", name, "namespace", ns, "uid",
                           kube_str_or_null(kube_obj(pod, "metadata"), "uid"), "target", "kind",
@@ -551,10 +384,10 @@ static int bind(ctl_loop *c, const json_t *pod, const char *node, time_t now)
     /* the Scheduled event once the binding has succeeded */
     snprintf(message, sizeof message, "Successfully assigned %s/%s to %s", ns, name, node);
     bool sent;
-    ctl_wq_write *ev = event_write(c, pod, "Pod", "v1", "Normal", "Scheduled", message,
-                                   "default-scheduler", now, &sent);
+    ctl_wq_write *ev = ctl_event_write(c, pod, "Pod", "v1", "Normal", "Scheduled", message,
+                                       "default-scheduler", (int64_t)now * 1000, &sent);
     ctl_wq_write_then(w, ev);
-    return send_tracked(c, w, "pods", pod, node, NULL) + (ev || sent);
+    return ctl_send_tracked(c, w, "pods", pod, node, NULL) + (ev || sent);
 }
 
 static int preempt(ctl_loop *c, const json_t *pod, const ctl_sched_result *r, const node_view *v)
@@ -564,16 +397,16 @@ static int preempt(ctl_loop *c, const json_t *pod, const ctl_sched_result *r, co
     json_t *patch =
         json_pack("{s:{s:s}}", "status", "nominatedNodeName",
                   kube_str_or_null(kube_obj(v->nodes[r->nominated].node, "metadata"), "name"));
-    object_path(path, sizeof path, "", "pods",
-                kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
-                kube_str_or_null(kube_obj(pod, "metadata"), "name"), "status");
-    writes +=
-        send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, SMP, patch), "pods", pod, NULL, NULL);
+    ctl_object_path(path, sizeof path, "", "pods",
+                    kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
+                    kube_str_or_null(kube_obj(pod, "metadata"), "name"), "status");
+    writes += ctl_send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, CTL_SMP, patch), "pods",
+                               pod, NULL, NULL);
     for (size_t i = 0; i < r->victim_count; i++) {
-        object_path(path, sizeof path, "", "pods",
-                    kube_str_or_null(kube_obj(r->victims[i], "metadata"), "namespace"),
-                    kube_str_or_null(kube_obj(r->victims[i], "metadata"), "name"), NULL);
-        writes += send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+        ctl_object_path(path, sizeof path, "", "pods",
+                        kube_str_or_null(kube_obj(r->victims[i], "metadata"), "namespace"),
+                        kube_str_or_null(kube_obj(r->victims[i], "metadata"), "name"), NULL);
+        writes += ctl_send(c, "DELETE", path, NULL, NULL, NULL, NULL);
     }
     return writes;
 }
@@ -595,7 +428,7 @@ static int schedule(ctl_loop *c, const snapshot *s, time_t now)
         if (!p->wants_scheduling) continue;
         const char *uid = p->uid;
         if (!uid) continue;
-        if (pod_waiting(c, s, p)) {
+        if (ctl_pod_waiting(c, s, p)) {
             /* bound or failed a moment ago: the next pass sees which */
             json_t *seen = json_object_get(c->failed, uid);
             if (seen) json_object_set(failed, uid, seen);
@@ -658,90 +491,174 @@ static json_t *in_namespace(const json_t *list, const char *ns)
 }
 
 /* The next of the plan's events, completed with a created pod's name. */
-static int ds_event(ctl_loop *c, const json_t *ds, const json_t *ev, const char *suffix, time_t now)
+static int ds_event(ctl_loop *c, const json_t *ds, const json_t *ev, const char *suffix,
+                    int64_t now_ms)
 {
     char message[800];
     snprintf(message, sizeof message, "%s%s", kube_str_or_null(ev, "message"),
              suffix ? suffix : "");
-    return record_event(c, ds, "DaemonSet", "apps/v1", kube_str_or_null(ev, "type"),
-                        kube_str_or_null(ev, "reason"), message, "daemonset-controller", now);
+    return ctl_record_event(c, ds, "DaemonSet", "apps/v1", kube_str_or_null(ev, "type"),
+                            kube_str_or_null(ev, "reason"), message, "daemonset-controller",
+                            now_ms);
 }
 
-static int apply_plan(ctl_loop *c, const json_t *ds, ctl_ds_plan *p, time_t now)
+/* The plan's creates in syncNodes' slow-start batches (1, 2, 4, ...): a
+ * batch in which a create failed is the last, the rest wait for the retry
+ * (and so do their events). Each failure is a FailedCreate event. Sets
+ * *failed when one did. */
+static int create_pods(ctl_loop *c, const json_t *ds, const ctl_ds_plan *p, int64_t now_ms,
+                       bool *failed)
+{
+    const char *ns = kube_str_or_null(kube_obj(ds, "metadata"), "namespace");
+    char path[600];
+    ctl_object_path(path, sizeof path, "", "pods", ns, NULL, NULL);
+    int writes = 0;
+    size_t total = json_array_size(p->create_pods), sent = 0, batch = 0;
+    while (sent < total && !*failed) {
+        batch = ctl_ds_next_batch(sent, batch, total);
+        for (size_t i = sent; i < sent + batch; i++) {
+            json_t *created = NULL;
+            bool ok =
+                ctl_send(c, "POST", path, NULL, NULL, json_array_get(p->create_pods, i), &created);
+            writes += ok;
+            const json_t *ev = json_array_get(p->events, i);
+            if (ok) {
+                writes += ds_event(c, ds, ev,
+                                   kube_str_or_null(kube_obj(created, "metadata"), "name"), now_ms);
+            } else {
+                char msg[700];
+                snprintf(msg, sizeof msg, "Error creating: %s",
+                         json_string_value(json_object_get(created, "message")));
+                writes += ctl_record_event(c, ds, "DaemonSet", "apps/v1", "Warning", "FailedCreate",
+                                           msg, "daemonset-controller", now_ms);
+                *failed = true;
+            }
+            json_decref(created);
+        }
+        sent += batch;
+    }
+    return writes;
+}
+
+/* Carries the plan out; *failed when a create or delete failed (the sync
+ * then returns an error, and the DaemonSet is retried with backoff). */
+static int apply_plan(ctl_loop *c, const json_t *ds, ctl_ds_plan *p, int64_t now_ms, bool *failed)
 {
     const char *ns = kube_str_or_null(kube_obj(ds, "metadata"), "namespace");
     char path[600];
     int writes = 0;
-    size_t i, next_event = 0;
+    size_t i, next_event = json_array_size(p->create_pods);
     json_t *o;
-    object_path(path, sizeof path, "apps", "controllerrevisions", ns, NULL, NULL);
+    ctl_object_path(path, sizeof path, "apps", "controllerrevisions", ns, NULL, NULL);
     json_array_foreach(p->create_revisions, i, o) writes +=
-        send(c, "POST", path, NULL, NULL, o, NULL);
+        ctl_send(c, "POST", path, NULL, NULL, o, NULL);
     json_array_foreach(p->update_revisions, i, o)
     {
-        object_path(path, sizeof path, "apps", "controllerrevisions", ns,
-                    kube_str_or_null(o, "name"), NULL);
+        ctl_object_path(path, sizeof path, "apps", "controllerrevisions", ns,
+                        kube_str_or_null(o, "name"), NULL);
         json_t *patch = json_pack("{s:O}", "revision", json_object_get(o, "revision"));
-        writes += send(c, "PATCH", path, NULL, MERGE, patch, NULL);
+        writes += ctl_send(c, "PATCH", path, NULL, CTL_MERGE, patch, NULL);
         json_decref(patch);
     }
     json_array_foreach(p->patch_pods, i, o)
     {
-        object_path(path, sizeof path, "", "pods", ns, kube_str_or_null(o, "name"), NULL);
-        writes += send(c, "PATCH", path, NULL, kube_str_or_null(o, "patchType"),
-                       json_object_get(o, "patch"), NULL);
+        ctl_object_path(path, sizeof path, "", "pods", ns, kube_str_or_null(o, "name"), NULL);
+        writes += ctl_send(c, "PATCH", path, NULL, kube_str_or_null(o, "patchType"),
+                           json_object_get(o, "patch"), NULL);
     }
-    object_path(path, sizeof path, "", "pods", ns, NULL, NULL);
-    json_array_foreach(p->create_pods, i, o)
-    {
-        json_t *created = NULL;
-        bool ok = send(c, "POST", path, NULL, NULL, o, &created);
-        writes += ok;
-        const json_t *ev = json_array_get(p->events, next_event++);
-        if (ok)
-            writes +=
-                ds_event(c, ds, ev, kube_str_or_null(kube_obj(created, "metadata"), "name"), now);
-        else {
-            char msg[700];
-            snprintf(msg, sizeof msg, "Error creating: %s",
-                     json_string_value(json_object_get(created, "message")));
-            writes += record_event(c, ds, "DaemonSet", "apps/v1", "Warning", "FailedCreate", msg,
-                                   "daemonset-controller", now);
-        }
-        json_decref(created);
-    }
+    writes += create_pods(c, ds, p, now_ms, failed);
     json_array_foreach(p->delete_pods, i, o)
     {
-        object_path(path, sizeof path, "", "pods", ns, json_string_value(o), NULL);
-        bool ok = send_now(c, "DELETE", path, NULL, NULL, NULL);
+        ctl_object_path(path, sizeof path, "", "pods", ns, json_string_value(o), NULL);
+        bool ok = ctl_send_now(c, "DELETE", path, NULL, NULL, NULL);
         writes += ok;
+        *failed |= !ok;
         const json_t *ev = json_array_get(p->events, next_event++);
-        if (ok) writes += ds_event(c, ds, ev, NULL, now);
+        if (ok) writes += ds_event(c, ds, ev, NULL, now_ms);
     }
     json_array_foreach(p->delete_revisions, i, o)
     {
-        object_path(path, sizeof path, "apps", "controllerrevisions", ns, json_string_value(o),
-                    NULL);
-        writes += send(c, "DELETE", path, NULL, NULL, NULL, NULL);
+        ctl_object_path(path, sizeof path, "apps", "controllerrevisions", ns, json_string_value(o),
+                        NULL);
+        writes += ctl_send(c, "DELETE", path, NULL, NULL, NULL, NULL);
     }
     for (; next_event < json_array_size(p->events); next_event++)
-        writes += ds_event(c, ds, json_array_get(p->events, next_event), NULL, now);
+        writes += ds_event(c, ds, json_array_get(p->events, next_event), NULL, now_ms);
     if (p->status) {
         /* PUT of the whole status (section 6.5): the plan leaves out fields
          * that are 0, and a merge patch would keep their old values. The
          * object's resourceVersion makes it conditional; on a conflict the
          * next pass computes it again. */
-        object_path(path, sizeof path, "apps", "daemonsets", ns,
-                    kube_str_or_null(kube_obj(ds, "metadata"), "name"), "status");
+        ctl_object_path(path, sizeof path, "apps", "daemonsets", ns,
+                        kube_str_or_null(kube_obj(ds, "metadata"), "name"), "status");
         json_t *body = json_deep_copy(ds);
         json_object_set(body, "status", p->status);
-        writes += send(c, "PUT", path, NULL, NULL, body, NULL);
+        writes += ctl_send(c, "PUT", path, NULL, NULL, body, NULL);
         json_decref(body);
     }
     return writes;
 }
 
-static int daemonsets(ctl_loop *c, const snapshot *s, time_t now)
+/* A DaemonSet waiting for its retry (the workqueue's AddRateLimited). A
+ * change of its spec (a new generation) or a new DaemonSet of the same
+ * name is synced at once, as the informer's update would queue it. */
+typedef struct ds_retry {
+    int64_t at_ms;
+    long long generation;
+    char uid[64];
+    unsigned long long seen; /* the pass that last listed it */
+} ds_retry;
+
+static void ds_key(const json_t *ds, char *buf, size_t size)
+{
+    const json_t *m = kube_obj(ds, "metadata");
+    snprintf(buf, size, "%s/%s", kube_str(m, "namespace"), kube_str(m, "name"));
+}
+
+/* Whether the DaemonSet is synced this pass. */
+static bool ds_due(ctl_loop *c, const json_t *ds, const char *key, int64_t now_ms)
+{
+    ds_retry *r = ctl_lru_peek(c->ds_retry, key);
+    if (!r) return true;
+    r->seen = c->pass;
+    const json_t *m = kube_obj(ds, "metadata");
+    if (r->generation != kube_int(m, "generation") || strcmp(r->uid, kube_str(m, "uid")) != 0)
+        return true;
+    if (now_ms >= r->at_ms) return true;
+    ctl_wake_at(c, r->at_ms);
+    return false;
+}
+
+/* processNextWorkItem's ending: Forget after a sync that worked, else
+ * AddRateLimited. */
+static void ds_synced(ctl_loop *c, const json_t *ds, const char *key, bool failed, int64_t now_ms)
+{
+    if (!failed) {
+        ctl_backoff_forget(c->ds_backoff, key);
+        ctl_lru_remove(c->ds_retry, key);
+        return;
+    }
+    ds_retry *r = calloc(1, sizeof *r);
+    if (!r) return;
+    const json_t *m = kube_obj(ds, "metadata");
+    r->at_ms = now_ms + ctl_backoff_when(c->ds_backoff, key, now_ms);
+    r->generation = kube_int(m, "generation");
+    snprintf(r->uid, sizeof r->uid, "%s", kube_str(m, "uid"));
+    r->seen = c->pass;
+    if (ctl_lru_put(c->ds_retry, key, r) == 0) ctl_wake_at(c, r->at_ms);
+}
+
+static bool ds_listed(void *ud, const char *key, void *value)
+{
+    (void)key;
+    const ctl_loop *c = ud;
+    const ds_retry *r = value;
+    if (r->seen == c->pass) return true;
+    ctl_backoff_forget(c->ds_backoff, key);
+    return false;
+}
+
+static int daemonsets(ctl_loop *c, const snapshot *s, int64_t now_ms)
 {
     int writes = 0;
     size_t i;
@@ -749,19 +666,24 @@ static int daemonsets(ctl_loop *c, const snapshot *s, time_t now)
     json_array_foreach(s->daemonsets, i, ds)
     {
         if (kube_deleting(ds)) continue;
+        char key[600];
+        ds_key(ds, key, sizeof key);
+        if (!ds_due(c, ds, key, now_ms)) continue;
         const char *ns = kube_str_or_null(kube_obj(ds, "metadata"), "namespace");
         json_t *pods = in_namespace(s->pods, ns), *revs = in_namespace(s->revisions, ns);
         ctl_ds_plan plan;
         gp_error err = {0};
         /* the in-process client is synchronous: what a pass creates or
          * deletes is in the next snapshot, so expectations are always met */
-        if (ctl_ds_sync(ds, s->nodes, pods, revs, now, false, &plan, &err) == 0) {
-            writes += apply_plan(c, ds, &plan, now);
-            ctl_ds_plan_free(&plan);
-        }
+        int rc = ctl_ds_sync(ds, s->nodes, pods, revs, (time_t)(now_ms / 1000), false, &plan, &err);
+        bool failed = rc != 0;
+        if (rc >= 0) writes += apply_plan(c, ds, &plan, now_ms, &failed);
+        ctl_ds_plan_free(&plan);
+        ds_synced(c, ds, key, failed, now_ms);
         json_decref(pods);
         json_decref(revs);
     }
+    if (ctl_lru_size(c->ds_retry) > 0) ctl_lru_sweep(c->ds_retry, ds_listed, c);
     return writes;
 }
 
@@ -776,9 +698,9 @@ static int run_actions(ctl_loop *c, json_t *actions)
     {
         const char *op = kube_str_or_null(a, "op");
         char path[700];
-        object_path(path, sizeof path, kube_str_or_null(a, "group"),
-                    kube_str_or_null(a, "resource"), kube_str_or_null(a, "namespace"),
-                    kube_str_or_null(a, "name"), NULL);
+        ctl_object_path(path, sizeof path, kube_str_or_null(a, "group"),
+                        kube_str_or_null(a, "resource"), kube_str_or_null(a, "namespace"),
+                        kube_str_or_null(a, "name"), NULL);
         if (!op) continue;
         if (strcmp(op, "delete") == 0) {
             const char *policy = kube_str_or_null(a, "propagationPolicy");
@@ -786,18 +708,18 @@ static int run_actions(ctl_loop *c, json_t *actions)
                                      "propagationPolicy", policy ? policy : "Background");
             const char *uid = kube_str_or_null(a, "uid");
             if (uid) json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
-            writes += send(c, "DELETE", path, NULL, NULL, opts, NULL);
+            writes += ctl_send(c, "DELETE", path, NULL, NULL, opts, NULL);
             json_decref(opts);
         } else if (strcmp(op, "finalize") == 0) {
             char fpath[720];
             snprintf(fpath, sizeof fpath, "%s/finalize", path);
-            writes += send(c, "PUT", fpath, NULL, NULL, json_object_get(a, "body"), NULL);
+            writes += ctl_send(c, "PUT", fpath, NULL, NULL, json_object_get(a, "body"), NULL);
         } else {
             bool status = strcmp(op, "patch-status") == 0;
             char ppath[720];
             snprintf(ppath, sizeof ppath, "%s%s", path, status ? "/status" : "");
-            writes += send(c, "PATCH", ppath, NULL, kube_str_or_null(a, "patchType"),
-                           json_object_get(a, "patch"), NULL);
+            writes += ctl_send(c, "PATCH", ppath, NULL, kube_str_or_null(a, "patchType"),
+                               json_object_get(a, "patch"), NULL);
         }
     }
     return writes;
@@ -857,19 +779,32 @@ static int collect(ctl_loop *c, const snapshot *s, time_t now)
 
 /* ---- the loop ------------------------------------------------------------------ */
 
-/* One pass. The loop does not wait for its writes (they are in flight, and
- * the next pass leaves their objects alone until it sees them); a caller
- * of ctl_loop_step gets the pass with its writes done. */
-static int step(ctl_loop *c, time_t now, bool drain)
+/* How often the fake kubelets' heartbeats and renewals are looked at. */
+static int64_t kubelet_sweep_ms(const ctl_loop *c)
 {
+    return c->lease_renew_ms / 2 < KUBELET_SWEEP_MS ? c->lease_renew_ms / 2 : KUBELET_SWEEP_MS;
+}
+
+/* One pass at now_ms. The loop does not wait for its writes (they are in
+ * flight, and the next pass leaves their objects alone until it sees them);
+ * a caller of ctl_loop_step gets the pass with its writes done. */
+static int step(ctl_loop *c, int64_t now_ms, bool drain)
+{
+    time_t now = (time_t)(now_ms / 1000);
+    c->pass++;
+    c->wake_ms = INT64_MAX;
+    bool sweep = now_ms >= c->next_kubelet_sweep_ms;
+    if (sweep) c->next_kubelet_sweep_ms = now_ms + kubelet_sweep_ms(c);
+    ctl_wake_at(c, c->next_kubelet_sweep_ms);
     snapshot s;
     ctl_take_snapshot(c, &s);
     ctl_sched_memo_trim(c->sched_memo, json_array_size(s.pods));
     int writes = 0;
-    writes += kubelet_nodes(c, &s, now);
+    writes += kubelet_nodes(c, &s, now_ms, sweep);
     writes += kubelet_pods(c, &s, now);
+    writes += ctl_node_lifecycle(c, &s, now_ms);
     writes += schedule(c, &s, now);
-    writes += daemonsets(c, &s, now);
+    writes += daemonsets(c, &s, now_ms);
     writes += collect(c, &s, now);
     writes += ctl_namespace_defaults(c->api, s.namespaces);
     if (drain) c->failed_writes += ctl_wq_drain(c->wq);
@@ -880,9 +815,16 @@ static int step(ctl_loop *c, time_t now, bool drain)
     return writes > 0 ? writes : 0;
 }
 
-int ctl_loop_step(ctl_loop *c, time_t now)
+int ctl_loop_step(ctl_loop *c, int64_t now_ms)
 {
-    return step(c, now, true);
+    return step(c, now_ms, true);
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 ctl_loop *ctl_loop_new(as_api *api, const ctl_loop_options *opt)
@@ -891,15 +833,22 @@ ctl_loop *ctl_loop_new(as_api *api, const ctl_loop_options *opt)
     if (!c) return NULL;
     pthread_mutex_init(&c->lock, NULL);
     c->api = api;
+    if (opt) c->opt = *opt;
+    int64_t now_ms = wall_ms();
+    c->grace_ms =
+        c->opt.node_monitor_grace_ms > 0 ? c->opt.node_monitor_grace_ms : CTL_NLC_GRACE_MS;
+    c->lease_renew_ms = c->grace_ms / 4 < LEASE_RENEW_MS ? c->grace_ms / 4 : LEASE_RENEW_MS;
     c->failed = json_object();
-    c->event_index = json_object();
+    c->events = ctl_events_new();
     c->terminating = json_object();
     c->wq = ctl_wq_new(api, WRITE_WORKERS);
     c->inflight = ctl_inflight_new();
     c->sched_memo = ctl_sched_memo_new();
-    if (opt) c->opt = *opt;
-    if (!c->failed || !c->event_index || !c->terminating || !c->wq || !c->inflight ||
-        !c->sched_memo || ctl_snapshot_init(c) != 0) {
+    c->ds_backoff = ctl_backoff_new(now_ms);
+    c->ds_retry = ctl_lru_new(0, free);
+    if (!c->failed || !c->events || !c->terminating || !c->wq || !c->inflight || !c->sched_memo ||
+        !c->ds_backoff || !c->ds_retry || ctl_snapshot_init(c) != 0 ||
+        ctl_nlc_loop_init(c, now_ms) != 0) {
         ctl_loop_free(c);
         return NULL;
     }
@@ -927,12 +876,18 @@ static void *loop(void *arg)
             as_store_lock(store);
             seen = as_store_rv(store);
             as_store_unlock(store);
-            if (step(c, time(NULL), false) == 0) break;
+            if (step(c, wall_ms(), false) == 0) break;
         }
-        /* quiet: wait for a client's change, or the tick */
+        /* quiet: wait for a client's change, the tick, or work due sooner
+         * (a DaemonSet's retry, an eviction) */
+        int64_t wait_ms = c->wake_ms - wall_ms();
+        if (wait_ms > TICK_MS) wait_ms = TICK_MS;
+        if (wait_ms < 1) wait_ms = 1;
         struct timespec deadline;
         clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += TICK_SECONDS;
+        deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+        deadline.tv_sec += (time_t)(wait_ms / 1000) + deadline.tv_nsec / 1000000000;
+        deadline.tv_nsec %= 1000000000;
         as_store_lock(store);
         while (as_store_rv(store) == seen) {
             if (!as_store_wait(store, &deadline)) break;
@@ -968,8 +923,10 @@ void ctl_loop_free(ctl_loop *c)
     }
     pthread_mutex_destroy(&c->lock);
     json_decref(c->failed);
-    json_decref(c->event_index);
-    free(c->events);
+    ctl_events_free(c->events);
+    ctl_backoff_free(c->ds_backoff);
+    ctl_lru_free(c->ds_retry);
+    ctl_nlc_loop_fini(c);
     ctl_snapshot_fini(c);
     json_decref(c->terminating);
     ctl_wq_free(c->wq); /* drained first: its workers report to inflight */

@@ -7,19 +7,26 @@
 
 #include "controllers/controllers_internal.h"
 #include "controllers/kubelet_internal.h"
+#include "controllers/taint_eviction_internal.h"
 #include "kube/pod.h"
 #include "kube/time.h"
 
 /* A lab drill takes a node down with `kubectl annotate node X
- * gpuop.io/not-ready=true`: its kubelet stops posting status (conditions
- * Unknown, as the node lifecycle controller writes them) until the
- * annotation goes. */
+ * gpuop.io/not-ready=true`: its kubelet is down until the annotation goes
+ * (no heartbeat, no Lease, none of its pods touched); the node lifecycle
+ * controller notices after its grace period. */
 #define NOT_READY_ANNOTATION "gpuop.io/not-ready"
 
-static bool held_down(const json_t *node)
+bool ctl_node_held_down(const json_t *node)
 {
     return kube_str_is(kube_path(node, "metadata", "annotations", NULL), NOT_READY_ANNOTATION,
                        "true");
+}
+
+const json_t *ctl_node_named(const snapshot *s, const char *name)
+{
+    const json_t *at = name ? json_object_get(s->node_index, name) : NULL;
+    return at ? json_array_get(s->nodes, (size_t)json_integer_value(at)) : NULL;
 }
 
 static bool node_ready(const json_t *node)
@@ -55,8 +62,15 @@ static void *summarize_node(const json_t *node)
     n->name = kube_str_or_null(kube_obj(node, "metadata"), "name");
     n->rv = rv_of(node);
     n->managed = ctl_kubelet_manages(node);
-    n->held_down = held_down(node);
+    n->held_down = ctl_node_held_down(node);
     n->ready = node_ready(node);
+    json_t *add, *remove;
+    n->noschedule_ok = !ctl_nlc_noschedule_diff(node, 0, &add, &remove);
+    json_decref(add);
+    json_decref(remove);
+    json_t *noexecute = ctl_te_noexecute_taints(node);
+    n->noexecute = json_array_size(noexecute) > 0;
+    json_decref(noexecute);
     const json_t *conds = json_object_get(json_object_get(node, "status"), "conditions");
     const char *last = kube_str_or_null(json_array_get(conds, 0), "lastHeartbeatTime");
     n->beat_known = last && kube_time_parse_seconds(last, &n->beat) == 0;
@@ -69,11 +83,13 @@ static void *summarize_node(const json_t *node)
  * may still act on it, and cut to what they read once it has settled
  * (bound, Running with an address, not being deleted, not a DaemonSet's):
  * at a hundred thousand pods the whole ones would take gigabytes. Of what only the
- * garbage collector reads (events, leases...), metadata is enough. */
+ * garbage collector reads (events...), metadata is enough. */
 typedef enum keep_policy {
     KEEP_WHOLE,
+    /* a Lease: its metadata and spec.renewTime, the node lifecycle
+     * controller's heartbeat */
+    KEEP_LEASE,
     KEEP_SETTLED_POD_FIELDS,
-    KEEP_METADATA,
     /* metadata, of an object the collector has work with: one with owners,
      * finalizers or a deletion, or in a namespace being deleted. The
      * others (most events) are remembered as null: 150,000 events cost
@@ -106,6 +122,7 @@ static const char *const SETTLED_POD_FIELDS[] = {"metadata.name",
                                                  "status.startTime",
                                                  NULL};
 static const char *const METADATA_FIELDS[] = {"metadata", NULL};
+static const char *const LEASE_FIELDS[] = {"metadata", "spec.renewTime", NULL};
 
 static bool owned_by_daemonset(const json_t *obj)
 {
@@ -155,7 +172,7 @@ static json_t *strip_settled(ctl_loop *c, json_t *pod)
  * the text does not parse. */
 static json_t *parse_kept(ctl_loop *c, keep_policy policy, const as_blob *b)
 {
-    if (policy == KEEP_METADATA) return kc_object_parse(c->metadata_fields, b->text, b->len);
+    if (policy == KEEP_LEASE) return kc_object_parse(c->lease_fields, b->text, b->len);
     if (policy == KEEP_COLLECTABLE_METADATA) {
         json_t *m = kc_object_parse(c->metadata_fields, b->text, b->len);
         if (!m || collectable(c, m)) return m;
@@ -319,7 +336,7 @@ void ctl_take_snapshot(ctl_loop *c, snapshot *s)
     s->namespaces = list_resource(c, "", "namespaces", KEEP_WHOLE, NULL);
     s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", KEEP_WHOLE, NULL);
     s->configmaps = list_resource(c, "", "configmaps", KEEP_WHOLE, NULL);
-    s->leases = list_resource(c, "coordination.k8s.io", "leases", KEEP_METADATA, NULL);
+    s->leases = list_resource(c, "coordination.k8s.io", "leases", KEEP_LEASE, NULL);
     if (collection_due(c, s)) {
         json_object_clear(c->terminating);
         size_t k;
@@ -424,7 +441,8 @@ int ctl_snapshot_init(ctl_loop *c)
 {
     c->settled_pod_fields = kc_fields_new(SETTLED_POD_FIELDS);
     c->metadata_fields = kc_fields_new(METADATA_FIELDS);
-    return c->settled_pod_fields && c->metadata_fields ? 0 : -1;
+    c->lease_fields = kc_fields_new(LEASE_FIELDS);
+    return c->settled_pod_fields && c->metadata_fields && c->lease_fields ? 0 : -1;
 }
 
 void ctl_snapshot_fini(ctl_loop *c)
@@ -433,4 +451,5 @@ void ctl_snapshot_fini(ctl_loop *c)
         ctl_ocache_free(c->caches[i].cache);
     kc_fields_free(c->settled_pod_fields);
     kc_fields_free(c->metadata_fields);
+    kc_fields_free(c->lease_fields);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "apiserver/loopback.h"
+#include "kube/duration.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
 
@@ -41,6 +42,26 @@ static int quantity_option(const char *opt, const char *value, gp_error *err)
         return 0;
     gp_error_set(err, NULL, 0, 0, "%s: '%s' is not a positive quantity", opt, value);
     return -1;
+}
+
+/* kube-controller-manager's --node-monitor-grace-period: a Go duration,
+ * here from 1 s (the fake kubelet renews its Lease four times a period) to
+ * 24 h. */
+static int grace_option(const char *value, int64_t *ms, gp_error *err)
+{
+    int64_t ns;
+    gp_error perr = {0};
+    if (kube_duration_parse(value, &ns, &perr) != 0) {
+        gp_error_set(err, NULL, 0, 0, "--node-monitor-grace-period: %s", perr.text);
+        return -1;
+    }
+    if (ns < 1000000000LL || ns > 24 * 3600 * 1000000000LL) {
+        gp_error_set(err, NULL, 0, 0, "--node-monitor-grace-period: '%s' is not between 1s and 24h",
+                     value);
+        return -1;
+    }
+    *ms = ns / 1000000;
+    return 0;
 }
 
 static int label_option(const char *value, gp_error *err)
@@ -101,9 +122,17 @@ int lab_shape_option(lab_shape *s, int argc, char **argv, gp_error *err)
         s->runtime_check = true;
         return 1;
     }
-    static const char *const valued[] = {
-        "--nodes",      "--node-cpu",   "--node-memory",           "--node-pods", "--node-prefix",
-        "--node-label", "--node-taint", "--node-runtime-handlers", "--namespace", NULL};
+    static const char *const valued[] = {"--nodes",
+                                         "--node-cpu",
+                                         "--node-memory",
+                                         "--node-pods",
+                                         "--node-prefix",
+                                         "--node-label",
+                                         "--node-taint",
+                                         "--node-runtime-handlers",
+                                         "--namespace",
+                                         "--node-monitor-grace-period",
+                                         NULL};
     bool known = false;
     for (size_t i = 0; valued[i]; i++)
         known |= strcmp(opt, valued[i]) == 0;
@@ -133,6 +162,8 @@ int lab_shape_option(lab_shape *s, int argc, char **argv, gp_error *err)
         s->prefix = value;
     } else if (strcmp(opt, "--node-runtime-handlers") == 0) {
         s->runtime_handlers = value;
+    } else if (strcmp(opt, "--node-monitor-grace-period") == 0) {
+        if (grace_option(value, &s->node_monitor_grace_ms, err) != 0) return -1;
     } else {
         const char **list = strcmp(opt, "--node-label") == 0   ? s->labels
                             : strcmp(opt, "--node-taint") == 0 ? s->taints

@@ -14,7 +14,10 @@ setup_file() {
     export HOME=$LTMP/home
     export KUBECONFIG=$LTMP/kubeconfig
     mkdir -p "$HOME"
-    "$GPUOP" cluster up --lab --data "$LTMP/data" >"$LTMP/up.log" 2>&1
+    # a short node-monitor grace period (kube-controller-manager's 40 s) for
+    # the drill that takes a node down
+    "$GPUOP" cluster up --lab --data "$LTMP/data" --node-monitor-grace-period 5s \
+        >"$LTMP/up.log" 2>&1
 }
 
 teardown_file() {
@@ -41,6 +44,8 @@ until_output() {
 @test "the lab preset: three Ready, untainted nodes of 16 cpu and 32Gi, and gpu-operator" {
     until_output $'lab-node-0 True\nlab-node-1 True\nlab-node-2 True' get nodes \
         -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}'
+    # the not-ready taint kube-apiserver gives a new node goes once it is Ready
+    until_output "" get nodes -o jsonpath='{.items[*].spec.taints}'
     run k get nodes -o custom-columns='NAME:.metadata.name,CPU:.status.allocatable.cpu,MEM:.status.allocatable.memory,PODS:.status.allocatable.pods,TAINTS:.spec.taints'
     [ "${lines[1]}" = "lab-node-0   16    32Gi   110    <none>" ]
     [ "${#lines[@]}" -eq 4 ]
@@ -140,6 +145,8 @@ until_output() {
     run k describe node lab-node-1
     [[ "$output" =~ HolderIdentity:\ +lab-node-1 ]]
     k annotate node lab-node-2 gpuop.io/not-ready=true >/dev/null
+    # its kubelet is down: Unknown once the grace period (5 s) has passed
+    sleep 5
     until_output "Unknown NodeStatusUnknown" get node lab-node-2 \
         -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
     run k get node lab-node-2

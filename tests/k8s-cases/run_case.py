@@ -50,12 +50,11 @@ SCRIPTS = {
 # `gpuop cluster up` options of each script's cluster. The recordings were
 # made with kube-controller-manager's 40 s node-monitor grace period, which
 # lifecycle-and-backoff.sh waits out (it polls, so a shorter period only
-# makes it quicker); once gpuop can shorten it (issue 15, part 3), add the
-# option here, e.g. ["--node-monitor-grace-period", "10s"].
+# makes it quicker): 5 s here.
 CLUSTER_OPTIONS = {
     "scenarios.py": [],
     "kubectl-probes.sh": [],
-    "lifecycle-and-backoff.sh": [],
+    "lifecycle-and-backoff.sh": ["--node-monitor-grace-period", "5s"],
 }
 
 # On Kubernetes a script's data stays small (events are aggregated); past

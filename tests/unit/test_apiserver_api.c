@@ -368,6 +368,28 @@ static void a_terminating_namespace_takes_no_new_objects(void **state)
     done(&a);
 }
 
+/* Admission refuses an object before its name is generated: the error
+ * names the generateName (admission's extractResourceName), so a
+ * DaemonSet's refused creates all say the same ("pods \"dsrc-\""), and the
+ * event recorder counts them as one event. */
+static void admission_errors_name_the_generate_name(void **state)
+{
+    as_api *api = *state;
+    create(api, "/api/v1/namespaces",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"pr2\"}}");
+    for (int i = 0; i < 2; i++) {
+        answer a = call(api, "POST", "/api/v1/namespaces/pr2/pods", NULL, NULL,
+                        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+                        "{\"generateName\":\"dsrc-\"},\"spec\":{\"runtimeClassName\":\"missing\","
+                        "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}");
+        assert_int_equal(a.status, 403);
+        assert_string_equal(field(a.body, "message"),
+                            "pods \"dsrc-\" is forbidden: pod rejected: RuntimeClass \"missing\" "
+                            "not found");
+        done(&a);
+    }
+}
+
 static void server_side_apply_and_unknown_types_are_415(void **state)
 {
     as_api *api = *state;
@@ -465,6 +487,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(binding_sets_the_node_once, setup, teardown),
         cmocka_unit_test_setup_teardown(status_only_through_the_status_subresource, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(admission_errors_name_the_generate_name, setup, teardown),
         cmocka_unit_test_setup_teardown(a_terminating_namespace_takes_no_new_objects, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(server_side_apply_and_unknown_types_are_415, setup,

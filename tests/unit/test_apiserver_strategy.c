@@ -422,6 +422,28 @@ static void test_daemonset_generation(void **state)
 
 /* doc 2.9: main-resource updates keep status (a node status patch without
  * --subresource=status is a no-op); /status keeps spec */
+/* The NodeTaint admission plugin: a new Node is tainted not-ready
+ * NoSchedule (after any taint it was created with), once. */
+static void test_node_taint_admission(void **state)
+{
+    (void)state;
+    json_t *n = created("", "Node", "{'metadata':{'name':'n'}}");
+    assert_json(at(n, "spec"),
+                "{'taints':[{'key':'node.kubernetes.io/not-ready','effect':'NoSchedule'}]}");
+    json_decref(n);
+    n = created(
+        "", "Node",
+        "{'metadata':{'name':'n'},'spec':{'taints':[{'key':'gpu','effect':'NoSchedule'}]}}");
+    assert_json(at(n, "spec"), "{'taints':[{'key':'gpu','effect':'NoSchedule'},{'key':"
+                               "'node.kubernetes.io/not-ready','effect':'NoSchedule'}]}");
+    json_decref(n);
+    n = created("", "Node",
+                "{'metadata':{'name':'n'},'spec':{'taints':[{'key':'node.kubernetes.io/not-ready',"
+                "'effect':'NoSchedule','value':'x'}]}}");
+    assert_int_equal(json_array_size(at(n, "spec.taints")), 1);
+    json_decref(n);
+}
+
 static void test_status_kept_spec_kept(void **state)
 {
     (void)state;
@@ -438,7 +460,8 @@ static void test_status_kept_spec_kept(void **state)
                          "{'metadata':{'name':'n'},'spec':{},"
                          "'status':{'capacity':{'nvidia.com/gpu':20}}}",
                          true);
-    assert_json(at(n3, "spec"), "{'unschedulable':true}");
+    assert_json(at(n3, "spec"), "{'unschedulable':true,'taints':[{'key':"
+                                "'node.kubernetes.io/not-ready','effect':'NoSchedule'}]}");
     assert_json(at(n3, "status"),
                 "{'capacity':{'nvidia.com/gpu':'20'},'allocatable':{'nvidia.com/gpu':'20'}}");
 
@@ -973,6 +996,7 @@ int main(void)
         cmocka_unit_test(test_node_create),
         cmocka_unit_test(test_daemonset_generation),
         cmocka_unit_test(test_status_kept_spec_kept),
+        cmocka_unit_test(test_node_taint_admission),
         cmocka_unit_test(test_pod_update_no_generation),
         cmocka_unit_test(test_validate_image_required),
         cmocka_unit_test(test_invalid_message_joining),

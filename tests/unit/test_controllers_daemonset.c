@@ -1147,6 +1147,24 @@ static void test_selecting_all(void **state)
     json_decref(revs);
 }
 
+/* syncNodes' slow start: batches of 1, 2, 4, ... up to what is left. */
+static void test_slow_start_batches(void **state)
+{
+    (void)state;
+    const size_t want[] = {1, 2, 4, 8, 16, 32, 64, 123};
+    size_t sent = 0, last = 0, n = 0;
+    while ((last = ctl_ds_next_batch(sent, last, 250)) > 0) {
+        assert_true(n < sizeof want / sizeof *want);
+        assert_int_equal(last, want[n++]);
+        sent += last;
+    }
+    assert_int_equal(n, 8);
+    assert_int_equal(sent, 250);
+    assert_int_equal(ctl_ds_next_batch(0, 0, 0), 0);
+    assert_int_equal(ctl_ds_next_batch(0, 0, 1), 1);
+    assert_int_equal(ctl_ds_next_batch(3, 2, 5), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1180,6 +1198,7 @@ int main(void)
         cmocka_unit_test(test_hash_alphabet_and_stability),
         cmocka_unit_test(test_pod_node),
         cmocka_unit_test(test_selecting_all),
+        cmocka_unit_test(test_slow_start_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

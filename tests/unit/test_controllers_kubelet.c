@@ -1,6 +1,7 @@
 /* The fake kubelet's patches (k8s-semantics 7, 9): kwok's node-initialize,
- * node-heartbeat, pod-ready and pod-delete stages, the node lifecycle
- * controller's NodeStatusUnknown, and a sandbox that containerd refuses.
+ * node-heartbeat, pod-ready and pod-delete stages, and a sandbox that
+ * containerd refuses (the node lifecycle controller's NodeStatusUnknown is
+ * test_controllers_node_lifecycle.c's).
  *
  * Expected bodies come from the design document's tables and kwok's stage
  * files; where a patch meets the rest of the control plane it is applied
@@ -293,57 +294,6 @@ static void test_heartbeat_keeps_transition_times(void **state)
     }
     assert_cell("Node", beat, NODE_STATUS, "Ready");
     json_decref(beat);
-    json_decref(patch);
-    json_decref(node);
-}
-
-/* The node lifecycle controller's words; NetworkUnavailable untouched; the
- * heartbeat stops and the node prints NotReady. */
-static void test_not_ready(void **state)
-{
-    (void)state;
-    json_t *node = ready_node(BARE_NODE);
-    json_t *patch = ctl_kubelet_node_not_ready(node, LATER);
-    json_t *down = apply(node, patch, "Node");
-    const char *const silent[] = {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure"};
-    for (size_t i = 0; i < 4; i++) {
-        const json_t *c = condition(down, silent[i]);
-        assert_str_at(c, "status", "Unknown");
-        assert_str_at(c, "reason", "NodeStatusUnknown");
-        assert_str_at(c, "message", "Kubelet stopped posting node status.");
-        assert_str_at(c, "lastTransitionTime", "2025-01-01T10:00:30Z");
-        assert_str_at(c, "lastHeartbeatTime", NOW_TEXT);
-    }
-    assert_json_equal(condition(down, "NetworkUnavailable"), condition(node, "NetworkUnavailable"));
-    assert_cell("Node", down, NODE_STATUS, "NotReady");
-    assert_null(ctl_kubelet_node_heartbeat(down, LATER));
-    assert_null(ctl_kubelet_node_not_ready(down, LATER)); /* already Unknown */
-    json_decref(down);
-    json_decref(patch);
-    json_decref(node);
-}
-
-static void test_not_ready_adds_missing_conditions(void **state)
-{
-    (void)state;
-    json_t *node = sq_load("{'metadata':{'name':'n','creationTimestamp':'2025-01-01T09:00:00Z'},"
-                           "'status':{'conditions':[{'type':'Ready','status':'True'}]}}");
-    json_t *patch = ctl_kubelet_node_not_ready(node, NOW);
-    json_t *want = sq_load(
-        "{'status':{'conditions':["
-        "{'type':'Ready','status':'Unknown','reason':'NodeStatusUnknown',"
-        "'message':'Kubelet stopped posting node status.','lastTransitionTime':'" NOW_TEXT "'},"
-        "{'type':'MemoryPressure','status':'Unknown','reason':'NodeStatusNeverUpdated',"
-        "'message':'Kubelet never posted node status.','lastHeartbeatTime':"
-        "'2025-01-01T09:00:00Z','lastTransitionTime':'" NOW_TEXT "'},"
-        "{'type':'DiskPressure','status':'Unknown','reason':'NodeStatusNeverUpdated',"
-        "'message':'Kubelet never posted node status.','lastHeartbeatTime':"
-        "'2025-01-01T09:00:00Z','lastTransitionTime':'" NOW_TEXT "'},"
-        "{'type':'PIDPressure','status':'Unknown','reason':'NodeStatusNeverUpdated',"
-        "'message':'Kubelet never posted node status.','lastHeartbeatTime':"
-        "'2025-01-01T09:00:00Z','lastTransitionTime':'" NOW_TEXT "'}]}}");
-    assert_json_equal(patch, want);
-    json_decref(want);
     json_decref(patch);
     json_decref(node);
 }
@@ -773,16 +723,49 @@ static void test_should_finish_delete(void **state)
     json_decref(deleting);
 }
 
+/* A kubelet back after being down: a pod marked not ready by the node
+ * lifecycle controller is Ready again; nothing for anything else. */
+static void test_pod_ready_again(void **state)
+{
+    (void)state;
+    json_t *node = ready_node(LAB_NODE);
+    json_t *pod = sq_load(CUDA_PROBE);
+    json_t *patch = ctl_kubelet_pod_ready(pod, node, 0, NOW);
+    json_t *running = apply(pod, patch, "Pod");
+    json_decref(patch);
+    assert_null(ctl_kubelet_pod_ready_again(running, node, LATER)); /* Ready already */
+    json_t *marked = json_deep_copy(running);
+    json_object_set_new((json_t *)condition(marked, "Ready"), "status", json_string("False"));
+    patch = ctl_kubelet_pod_ready_again(marked, node, LATER);
+    json_t *again = apply(marked, patch, "Pod");
+    assert_str_at(condition(again, "Ready"), "status", "True");
+    assert_str_at(condition(again, "Ready"), "lastTransitionTime", "2025-01-01T10:00:30Z");
+    assert_cell("Pod", again, POD_READY, "1/1");
+    json_decref(patch);
+    /* not while its node is down or it is being deleted */
+    json_t *down = json_deep_copy(node);
+    json_object_set_new((json_t *)condition(down, "Ready"), "status", json_string("Unknown"));
+    assert_null(ctl_kubelet_pod_ready_again(marked, down, LATER));
+    json_object_set_new(json_object_get(marked, "metadata"), "deletionTimestamp",
+                        json_string(NOW_TEXT));
+    assert_null(ctl_kubelet_pod_ready_again(marked, node, LATER));
+    json_decref(down);
+    json_decref(again);
+    json_decref(marked);
+    json_decref(running);
+    json_decref(pod);
+    json_decref(node);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_manages_only_fake_nodes),
+        cmocka_unit_test(test_pod_ready_again),
         cmocka_unit_test(test_node_init_on_bare_node),
         cmocka_unit_test(test_node_init_keeps_what_is_set),
         cmocka_unit_test(test_node_init_skips_unmanaged),
         cmocka_unit_test(test_heartbeat_keeps_transition_times),
-        cmocka_unit_test(test_not_ready),
-        cmocka_unit_test(test_not_ready_adds_missing_conditions),
         cmocka_unit_test(test_pod_ready_patch),
         cmocka_unit_test(test_pod_ready_applied_keeps_pod_scheduled),
         cmocka_unit_test(test_pod_ready_not_applicable),
