@@ -70,3 +70,12 @@ void cd_prediction_free(cd_prediction *p)
     free(p->owned);
     gp_arena_free(p->arena);
 }
+
+int cd_prediction_write_config(const cd_prediction *p, FILE *out)
+{
+    if (p->config)
+        cd_write_json(p->config, out);
+    else
+        fputs("{}", out);
+    return ferror(out) ? -1 : 0;
+}
