@@ -152,8 +152,9 @@ static int load(const char *dir, const ag_node_state *st, double now, unsigned p
 /* ---- the lifecycle ---- */
 
 /* The process ended at `now`: the supervisor's turn. */
-static void exited(ag_daemon *d, double now, const char *how, const char *error)
+static void exited(ag_daemon *d, double now, const char *how, const char *error, bool clean)
 {
+    d->exit_clean = clean;
     ag_loaded_free(d->loaded);
     d->loaded = NULL;
     d->exited_at = now;
@@ -201,7 +202,7 @@ static int start_now(ag_daemon *d, const char *dir, double now, gp_error *err)
     d->restart_sec = st.restart_sec;
     if (!l) {
         /* containerd prints its error and exits with status 1. */
-        exited(d, now, "Main process exited, code=exited, status=1/FAILURE", refused);
+        exited(d, now, "Main process exited, code=exited, status=1/FAILURE", refused, false);
         return 1;
     }
     ag_loaded_free(d->loaded);
@@ -224,6 +225,7 @@ int ag_daemon_restart(ag_daemon *d, const char *dir, double now, gp_error *err)
         d->loaded = NULL;
         d->exited_at = now;
         snprintf(d->last_exit, sizeof d->last_exit, "Stopped (systemctl restart)");
+        d->exit_clean = true;
         d->last_error[0] = '\0';
         d->phase = AG_DAEMON_DOWN;
     }
@@ -237,6 +239,7 @@ void ag_daemon_stop(ag_daemon *d, double now)
         d->loaded = NULL;
         d->exited_at = now;
         snprintf(d->last_exit, sizeof d->last_exit, "Stopped (systemctl stop)");
+        d->exit_clean = true;
         d->last_error[0] = '\0';
     }
     d->phase = AG_DAEMON_DOWN;
@@ -261,7 +264,7 @@ bool ag_daemon_signal(ag_daemon *d, int sig, double now)
         else
             snprintf(how, sizeof how, "Main process exited, code=killed, status=%d", sig);
     }
-    exited(d, now, how, "");
+    exited(d, now, how, "", sig == SIGTERM || sig == SIGINT);
     return true;
 }
 

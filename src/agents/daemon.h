@@ -37,6 +37,7 @@
 
 #include "agents/node.h"
 #include "containerd/containerd.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 typedef enum ag_cri_state {
@@ -80,6 +81,10 @@ typedef struct ag_daemon {
      * when it refused to start ("" otherwise). */
     char last_exit[128];
     char last_error[1024];
+    /* It shut down (SIGTERM, SIGINT, systemctl stop or restart) and so
+     * removed its socket, as Go's listener does on close; a process killed
+     * by a signal leaves the socket file behind, refusing connections. */
+    bool exit_clean;
     /* The supervisor's settings, read with node.toml at each start (as
      * systemd keeps the unit it loaded). */
     ag_restart_policy restart;
@@ -128,6 +133,20 @@ double ag_daemon_next_event(const ag_daemon *d);
  * the main config cannot be read. A missing main config is containerd's
  * built-in defaults, as the real binary starts without one. */
 cd_prediction *ag_node_predict(const char *dir, const ag_node_state *st, gp_error *err);
+
+/* The lines a node's journal (journalctl -u containerd) gets for what the
+ * daemon just did, appended to `out`, one per line:
+ * - after a start that runs: containerd's own log lines (logrus' text
+ *   format, as the recorded daemonlog-1.6.20-bare.txt): "starting
+ *   containerd", each CRI plugin that failed to load with its error, and
+ *   "containerd successfully booted";
+ * - after a start containerd refused: its "containerd: <error>" and
+ *   systemd's "Main process exited" line;
+ * - after an exit: systemd's line (last_exit).
+ * `restarted` says the supervisor did the start (systemd then logs its
+ * "Scheduled restart job" line first). */
+void ag_journal_started(const ag_daemon *d, double now, bool restarted, gp_buf *out);
+void ag_journal_exited(const ag_daemon *d, gp_buf *out);
 
 /* Does the running daemon serve runtime handler `name` over CRI? */
 bool ag_daemon_serves_handler(const ag_daemon *d, const char *name);

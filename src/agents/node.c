@@ -45,7 +45,10 @@ static toml_pos pos_of(const reader *r, const toml_entry *e)
     return pos;
 }
 
-#define FAIL_AT(r, e, ...)                                                                         \
+/* Sets err at the entry and returns -1 from the caller. Named as the TOML
+ * parser's fail_at, which scripts/update-po.sh reads as a message keyword
+ * (its third argument). */
+#define fail_at(r, e, ...)                                                                         \
     do {                                                                                           \
         toml_pos at_ = pos_of(r, e);                                                               \
         gp_error_set((r)->err, at_.file, at_.line, at_.col, __VA_ARGS__);                          \
@@ -56,11 +59,11 @@ static toml_pos pos_of(const reader *r, const toml_entry *e)
  * (the values end up in node labels and messages). */
 static int read_string(const reader *r, const toml_entry *e, const char *key, char *out, size_t cap)
 {
-    if (e->value.type != TOML_STRING) FAIL_AT(r, e, "%s must be a string", key);
-    if (e->value.len >= cap) FAIL_AT(r, e, "%s is too long (at most %zu bytes)", key, cap - 1);
+    if (e->value.type != TOML_STRING) fail_at(r, e, "%s must be a string", key);
+    if (e->value.len >= cap) fail_at(r, e, "%s is too long (at most %zu bytes)", key, cap - 1);
     for (uint32_t i = 0; i < e->value.len; i++) {
         unsigned char c = (unsigned char)e->value.u.s[i];
-        if (c < 0x20 || c == 0x7f) FAIL_AT(r, e, "%s must not hold control characters", key);
+        if (c < 0x20 || c == 0x7f) fail_at(r, e, "%s must not hold control characters", key);
     }
     memcpy(out, e->value.u.s, e->value.len);
     out[e->value.len] = '\0';
@@ -76,7 +79,7 @@ static int read_containerd(const reader *r, ag_node_state *st)
                             sizeof st->containerd_version) != 0)
                 return -1;
             if (cd_family_parse(st->containerd_version, &st->family) != 0)
-                FAIL_AT(r, e,
+                fail_at(r, e,
                         "containerd.version: '%s' is not a containerd line gpuop models "
                         "(1.6, 1.7, 2.0, 2.1)",
                         st->containerd_version);
@@ -88,16 +91,16 @@ static int read_containerd(const reader *r, ag_node_state *st)
             } else if (strcmp(policy, "no") == 0) {
                 st->restart = AG_RESTART_NO;
             } else {
-                FAIL_AT(r, e, "containerd.restart must be \"always\" or \"no\", not '%s'", policy);
+                fail_at(r, e, "containerd.restart must be \"always\" or \"no\", not '%s'", policy);
             }
         } else if (strcmp(e->key, "restart_sec") == 0) {
             if (e->value.type != TOML_INTEGER || e->value.u.i < 0 || e->value.u.i > 3600)
-                FAIL_AT(r, e,
+                fail_at(r, e,
                         "containerd.restart_sec must be a whole number of seconds from 0 "
                         "to 3600");
             st->restart_sec = (int)e->value.u.i;
         } else {
-            FAIL_AT(r, e, "unknown key '%s' in [%s]", e->key, "containerd");
+            fail_at(r, e, "unknown key '%s' in [%s]", e->key, "containerd");
         }
     }
     return 0;
@@ -109,14 +112,14 @@ static int read_driver(const reader *r, ag_node_state *st)
         const toml_entry *e = toml_table_entry(r->table, i);
         if (strcmp(e->key, "installed") == 0) {
             if (e->value.type != TOML_BOOL)
-                FAIL_AT(r, e, "%s must be true or false", "driver.installed");
+                fail_at(r, e, "%s must be true or false", "driver.installed");
             st->driver_installed = e->value.u.b;
         } else if (strcmp(e->key, "version") == 0) {
             if (read_string(r, e, "driver.version", st->driver_version,
                             sizeof st->driver_version) != 0)
                 return -1;
         } else {
-            FAIL_AT(r, e, "unknown key '%s' in [%s]", e->key, "driver");
+            fail_at(r, e, "unknown key '%s' in [%s]", e->key, "driver");
         }
     }
     return 0;
@@ -130,9 +133,9 @@ static int read_kernel(const reader *r, ag_node_state *st)
             if (read_string(r, e, "kernel.version", st->kernel_version,
                             sizeof st->kernel_version) != 0)
                 return -1;
-            if (!st->kernel_version[0]) FAIL_AT(r, e, "%s must not be empty", "kernel.version");
+            if (!st->kernel_version[0]) fail_at(r, e, "%s must not be empty", "kernel.version");
         } else {
-            FAIL_AT(r, e, "unknown key '%s' in [%s]", e->key, "kernel");
+            fail_at(r, e, "unknown key '%s' in [%s]", e->key, "kernel");
         }
     }
     return 0;
@@ -150,8 +153,8 @@ static int read_state(const char *file, const toml_table *root, ag_node_state *s
             section = read_driver;
         else if (strcmp(e->key, "kernel") == 0)
             section = read_kernel;
-        if (!section) FAIL_AT(&top, e, "unknown key '%s'", e->key);
-        if (e->value.type != TOML_TABLE) FAIL_AT(&top, e, "%s must be a table", e->key);
+        if (!section) fail_at(&top, e, "unknown key '%s'", e->key);
+        if (e->value.type != TOML_TABLE) fail_at(&top, e, "%s must be a table", e->key);
         reader r = {file, e->value.u.table, err};
         if (section(&r, st) != 0) return -1;
     }
