@@ -92,12 +92,21 @@ static void log_text(ag_host *h, const node *nd, const char *text)
 
 /* ---- the socket follows the daemon ---- */
 
+/* The serving thread may be in poll() on these descriptors, which keeps
+ * the sockets alive after a close until poll returns: a connect in that
+ * window would still be queued. shutdown() first, so that from now on a
+ * connect is refused and every peer sees the end, as when the process dies. */
 static void close_all(node *nd)
 {
-    for (size_t i = 0; i < nd->nconns; i++)
+    for (size_t i = 0; i < nd->nconns; i++) {
+        shutdown(ag_grpc_conn_fd(nd->conns[i]), SHUT_RDWR);
         ag_grpc_conn_free(nd->conns[i]);
+    }
     nd->nconns = 0;
-    if (nd->listen_fd >= 0) close(nd->listen_fd);
+    if (nd->listen_fd >= 0) {
+        shutdown(nd->listen_fd, SHUT_RDWR);
+        close(nd->listen_fd);
+    }
     nd->listen_fd = -1;
     nd->gen++;
 }
@@ -453,7 +462,10 @@ static int act(ag_host *h, const char *name, action what, int sig, gp_error *err
         double now = now_s();
         switch (what) {
         case ACT_SIGNAL:
-            if (ag_daemon_signal(&nd->d, sig, now)) log_exited(h, nd);
+            if (!was_running)
+                rc = 1;
+            else if (ag_daemon_signal(&nd->d, sig, now))
+                log_exited(h, nd);
             break;
         case ACT_STOP:
             ag_daemon_stop(&nd->d, now);

@@ -53,8 +53,9 @@ void ag_host_free(ag_host *h);
 
 /* What an operator does on the node: `kill -SIG $(pidof containerd)`,
  * `systemctl restart|start|stop containerd`. -1 with err for an unknown
- * node (or a start that could not be tried); a signal to a containerd
- * that is not running is lost, as with kill, and returns 0. */
+ * node (or a start that could not be tried), else 0; ag_host_signal
+ * returns 1 when no containerd process was there to take the signal (the
+ * toolkit's signal mode then fails to dial and tries again). */
 int ag_host_signal(ag_host *h, const char *name, int sig, gp_error *err);
 int ag_host_restart(ag_host *h, const char *name, gp_error *err);
 int ag_host_start(ag_host *h, const char *name, gp_error *err);

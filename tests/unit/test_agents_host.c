@@ -264,6 +264,8 @@ static void test_sighup_takes_the_socket_down_until_the_restart(void **state)
     seen s;
     assert_int_equal(ag_host_with_daemon(f->host, "n1", look, &s, &err), 0);
     assert_int_equal(s.phase, AG_DAEMON_RESTARTING);
+    /* No process to take a second signal. */
+    assert_int_equal(ag_host_signal(f->host, "n1", SIGHUP, &err), 1);
     /* An operator's start does not wait for RestartSec; it reads the
      * drop-in, and 1.6 serves no CRI with it. */
     assert_int_equal(ag_host_start(f->host, "n1", &err), 0);
