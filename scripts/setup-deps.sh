@@ -14,8 +14,8 @@
 set -euo pipefail
 
 declare -A group_packages=(
-    [build]="gcc make cmake pkg-config gettext libjansson-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libyaml-dev libcurl4-openssl-dev libyajl-dev libmimalloc-dev"
-    [test]="libcmocka-dev python3 bats valgrind locales containerd libtsan2"
+    [build]="gcc make cmake pkg-config gettext libjansson-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libyaml-dev libcurl4-openssl-dev libyajl-dev libmimalloc-dev libnghttp2-dev"
+    [test]="libcmocka-dev python3 bats valgrind locales containerd libtsan2 python3-grpcio python3-grpc-tools"
     [bench]="g++ libtomlplusplus-dev python3 containerd"
     [fuzz]="clang libclang-rt-14-dev"
     [fresh]="debootstrap debian-archive-keyring"

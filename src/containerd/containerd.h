@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "toml/toml.h"
 #include "util/arena.h"
@@ -110,5 +111,13 @@ cd_prediction *cd_predict(const cd_options *opt, gp_error *err);
  * a table. `containerd merge` exits 1 otherwise. */
 bool cd_prediction_holds(const cd_prediction *p);
 void cd_prediction_free(cd_prediction *p);
+
+/* The effective config (p->config) as one JSON object: tables as objects in
+ * definition order, TOML values as plain JSON (what `merge -o json` prints
+ * as predicted.config). Writes `{}` when nothing was loaded. Returns 0, or
+ * -1 when the stream fails. For readers outside this module, which see the
+ * tree only through it (the simulated daemon of src/agents/ takes its
+ * loaded config from here). */
+int cd_prediction_write_config(const cd_prediction *p, FILE *out);
 
 #endif

@@ -76,3 +76,12 @@ bool cd_prediction_holds(const cd_prediction *p)
     return !p->error && !p->cri_error && !p->declared_not_loaded && !p->default_lost &&
            !p->imports_ignored;
 }
+
+int cd_prediction_write_config(const cd_prediction *p, FILE *out)
+{
+    if (p->config)
+        cd_write_json(p->config, out);
+    else
+        fputs("{}", out);
+    return ferror(out) ? -1 : 0;
+}
