@@ -11,40 +11,21 @@
 #include <stdint.h>
 
 #include "agents/daemon.h"
+#include "kube/protobuf.h"
 #include "util/buf.h"
 
-/* ---- protobuf (the encoding of developers.google.com/protocol-buffers
- * docs/encoding): what proto3 writes, Go's way. Scalars at their zero
- * value are left out, as protobuf-go leaves them out; repeated strings and
- * map entries are always written. ---- */
+/* ---- protobuf: what proto3 writes, Go's way (pb.c), on the wire format
+ * of kube/protobuf.h (kube_protobuf_put_bytes for a length-delimited field,
+ * kube_protobuf_next to read a request). Scalars at their zero value are
+ * left out, as protobuf-go leaves them out; repeated strings and map
+ * entries are always written. ---- */
 
-void ag_pb_varint(gp_buf *b, uint64_t v);
-/* A length-delimited field: a string, bytes, or an embedded message
- * (an empty message is written: the field is present). */
-void ag_pb_bytes(gp_buf *b, uint32_t num, const void *bytes, size_t len);
 /* A singular string: left out when empty. */
 void ag_pb_string(gp_buf *b, uint32_t num, const char *s);
 void ag_pb_bool(gp_buf *b, uint32_t num, bool v);
 void ag_pb_uint(gp_buf *b, uint32_t num, uint64_t v);
 /* An entry of a map<string, string> field. */
 void ag_pb_map_entry(gp_buf *b, uint32_t num, const char *key, const char *value);
-
-/* Reading a request, one field at a time. */
-typedef struct ag_pb_reader {
-    const uint8_t *p, *end;
-} ag_pb_reader;
-
-typedef struct ag_pb_field {
-    uint32_t num;
-    int wire;             /* 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32 */
-    uint64_t varint;      /* wire 0 */
-    const uint8_t *bytes; /* wire 2 */
-    size_t len;
-} ag_pb_field;
-
-/* 1 with the next field in *f, 0 at the end, -1 when the bytes are not
- * protobuf (a truncated varint or length, a group, wire type 6 or 7). */
-int ag_pb_next(ag_pb_reader *r, ag_pb_field *f);
 
 /* ---- the services (gRPC status codes of grpc/codes) ---- */
 

@@ -42,7 +42,7 @@ static void fail(ag_grpc_answer *out, int status, const char *fmt, ...)
 /* A message built in `sub`, put as field `num` of `b`. */
 static void put_message(gp_buf *b, uint32_t num, gp_buf *sub)
 {
-    ag_pb_bytes(b, num, sub->data ? sub->data : "", sub->len);
+    kube_protobuf_put_bytes(b, num, sub->data ? sub->data : "", sub->len);
     if (gp_buf_failed(sub)) b->state = GP_BUF_NO_MEMORY;
     gp_buf_free(sub);
 }
@@ -59,11 +59,11 @@ static void cri_version(const ag_loaded *l, const char *api, ag_grpc_answer *out
 
 static bool status_verbose(const uint8_t *req, size_t len, bool *verbose)
 {
-    ag_pb_reader r = {req, req + len};
-    ag_pb_field f;
+    kube_pb_cursor r = {req, req + len};
+    kube_pb_wire f;
     int rc;
     *verbose = false;
-    while ((rc = ag_pb_next(&r, &f)) == 1)
+    while ((rc = kube_protobuf_next(&r, NULL, &f, NULL)) == 1)
         if (f.num == 1 && f.wire == 0) *verbose = f.varint != 0;
     return rc == 0;
 }
@@ -88,7 +88,8 @@ static void put_conditions(gp_buf *b, const json_t *conditions)
 static void put_handler(gp_buf *b, const char *name)
 {
     gp_buf h = {0}, features = {0};
-    ag_pb_bytes(&h, 1, name, strlen(name)); /* "" is the default's: written all the same */
+    kube_protobuf_put_bytes(&h, 1, name,
+                            strlen(name)); /* "" is the default's: written all the same */
     /* No handler supports recursive read-only mounts or user namespaces
      * here (the recorded daemon's answer): an empty features message. */
     put_message(&h, 2, &features);
@@ -203,7 +204,7 @@ static void put_plugin(gp_buf *b, const json_t *row, const ag_loaded *l, const j
     json_array_foreach(json_object_get(row, "requires"), i, v)
     {
         const char *s = json_string_value(v);
-        ag_pb_bytes(&p, 3, s, strlen(s));
+        kube_protobuf_put_bytes(&p, 3, s, strlen(s));
     }
     json_array_foreach(json_object_get(row, "platforms"), i, v)
     {
@@ -211,7 +212,7 @@ static void put_plugin(gp_buf *b, const json_t *row, const ag_loaded *l, const j
         const char *slash = strchr(s, '/');
         gp_buf plat = {0};
         if (slash) {
-            ag_pb_bytes(&plat, 1, s, (size_t)(slash - s));
+            kube_protobuf_put_bytes(&plat, 1, s, (size_t)(slash - s));
             ag_pb_string(&plat, 2, slash + 1);
         } else {
             ag_pb_string(&plat, 1, s);
@@ -259,10 +260,10 @@ static void introspection_plugins(const ag_loaded *l, const uint8_t *req, size_t
     /* The filters, as slices of the request. */
     const uint8_t *filters[32];
     size_t lens[32], nfilters = 0;
-    ag_pb_reader r = {req, req + len};
-    ag_pb_field f;
+    kube_pb_cursor r = {req, req + len};
+    kube_pb_wire f;
     int rc;
-    while ((rc = ag_pb_next(&r, &f)) == 1) {
+    while ((rc = kube_protobuf_next(&r, NULL, &f, NULL)) == 1) {
         if (f.num != 1 || f.wire != 2) continue;
         if (nfilters == 32) {
             fail(out, AG_GRPC_INVALID_ARGUMENT, "too many filters");

@@ -977,14 +977,57 @@ static int put_tag(gp_buf *b, uint32_t num, unsigned wt)
     return put_varint(b, ((uint64_t)num << 3) | wt);
 }
 
+int kube_protobuf_put_varint(gp_buf *b, uint64_t v)
+{
+    return put_varint(b, v);
+}
+
 int kube_protobuf_put_bool(gp_buf *b, uint32_t num, bool value)
 {
     if (put_tag(b, num, WT_VARINT) < 0) return -1;
     return put_varint(b, value ? 1 : 0);
 }
 
-int kube_protobuf_put_string(gp_buf *b, uint32_t num, const char *value, size_t len)
+int kube_protobuf_put_uint(gp_buf *b, uint32_t num, uint64_t value)
+{
+    if (put_tag(b, num, WT_VARINT) < 0) return -1;
+    return put_varint(b, value);
+}
+
+int kube_protobuf_put_bytes(gp_buf *b, uint32_t num, const void *bytes, size_t len)
 {
     if (put_tag(b, num, WT_LEN) < 0 || put_varint(b, len) < 0) return -1;
-    return gp_buf_addn(b, value, len);
+    return len ? gp_buf_addn(b, bytes, len) : 0;
+}
+
+int kube_protobuf_put_string(gp_buf *b, uint32_t num, const char *value, size_t len)
+{
+    return kube_protobuf_put_bytes(b, num, value, len);
+}
+
+int kube_protobuf_next(kube_pb_cursor *cur, const uint8_t *start, kube_pb_wire *f, gp_error *err)
+{
+    if (cur->p >= cur->end) return 0;
+    ctx c = {.base = start ? start : cur->p, .err = err};
+    span s = {cur->p, cur->end};
+    memset(f, 0, sizeof *f);
+    if (read_tag(&c, &s, &f->num, &f->wire) < 0) return -1;
+    int rc;
+    span value = {NULL, NULL};
+    switch (f->wire) {
+    case WT_VARINT:
+        rc = read_varint(&c, &s, &f->varint);
+        break;
+    case WT_LEN:
+        rc = read_len(&c, &s, "field", &value);
+        f->bytes = value.p;
+        f->len = rc == 0 ? span_len(value) : 0;
+        break;
+    default: /* WT_I64, WT_I32: read_tag let nothing else through */
+        rc = skip_fixed(&c, &s, f->wire == WT_I64 ? 8 : 4);
+        break;
+    }
+    if (rc < 0) return -1;
+    cur->p = s.p;
+    return 1;
 }

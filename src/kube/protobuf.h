@@ -104,11 +104,39 @@ struct kube_pb_message {
 json_t *kube_protobuf_decode_message(const void *bytes, size_t len, const kube_pb_message *m,
                                      gp_error *err);
 
-/* The encoder side, for the few small requests gpuop sends (a CRI
- * StatusRequest): field `num` appended to `b` in wire format. They return
- * gp_buf's result: 0, or -1 once the buffer failed. */
+/* The encoder side, for the few small messages gpuop writes (a CRI
+ * StatusRequest, the simulated containerd's answers in src/agents/): field
+ * `num` appended to `b` in wire format, always written (what to leave out
+ * at its zero value is the caller's choice). They return gp_buf's result:
+ * 0, or -1 once the buffer failed. */
+int kube_protobuf_put_varint(gp_buf *b, uint64_t v); /* a bare varint, no tag */
 int kube_protobuf_put_bool(gp_buf *b, uint32_t num, bool value);
+int kube_protobuf_put_uint(gp_buf *b, uint32_t num, uint64_t value);
+/* A length-delimited field: a string, bytes or an embedded message. */
+int kube_protobuf_put_bytes(gp_buf *b, uint32_t num, const void *bytes, size_t len);
 int kube_protobuf_put_string(gp_buf *b, uint32_t num, const char *value, size_t len);
+
+/* Reading a message one field at a time, in wire order, for a reader with
+ * no schema (the simulated containerd reads its requests so): the cursor
+ * covers the bytes left. */
+typedef struct kube_pb_cursor {
+    const uint8_t *p, *end;
+} kube_pb_cursor;
+
+typedef struct kube_pb_wire {
+    uint32_t num;
+    unsigned wire;        /* 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32 */
+    uint64_t varint;      /* wire 0 */
+    const uint8_t *bytes; /* wire 2: the value's bytes, inside the cursor's */
+    size_t len;
+} kube_pb_wire;
+
+/* 1 with the next field in *f (a fixed-width value is skipped), 0 at the
+ * end, -1 when the bytes are not protobuf (a truncated varint or length, a
+ * group, wire type 6 or 7), with `err` (may be NULL) saying what and where,
+ * counted from the cursor's first use... as from `start`, the message's
+ * first byte. */
+int kube_protobuf_next(kube_pb_cursor *c, const uint8_t *start, kube_pb_wire *f, gp_error *err);
 
 /* The four bytes every Kubernetes protobuf body starts with. */
 #define KUBE_PROTOBUF_MAGIC     "k8s\0"

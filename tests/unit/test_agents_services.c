@@ -86,19 +86,19 @@ static void call(fixture *f, const char *path, const void *req, size_t len)
 }
 
 /* The fields numbered `num` of a message, in order. */
-static size_t fields(const void *msg, size_t len, uint32_t num, ag_pb_field *out, size_t cap)
+static size_t fields(const void *msg, size_t len, uint32_t num, kube_pb_wire *out, size_t cap)
 {
-    ag_pb_reader r = {msg, (const uint8_t *)msg + len};
-    ag_pb_field fld;
+    kube_pb_cursor r = {msg, (const uint8_t *)msg + len};
+    kube_pb_wire fld;
     size_t n = 0;
     int rc;
-    while ((rc = ag_pb_next(&r, &fld)) == 1)
+    while ((rc = kube_protobuf_next(&r, NULL, &fld, NULL)) == 1)
         if (fld.num == num && n < cap) out[n++] = fld;
     assert_int_equal(rc, 0);
     return n;
 }
 
-static char *text_of(const ag_pb_field *f)
+static char *text_of(const kube_pb_wire *f)
 {
     static char buf[8][4096];
     static int next;
@@ -117,7 +117,7 @@ static void test_version_of_each_line(void **state)
     boot(f, "2.1.5+unknown", NULL);
     call(f, "/runtime.v1.RuntimeService/Version", NULL, 0);
     assert_int_equal(f->a.status, AG_GRPC_OK);
-    ag_pb_field v[4];
+    kube_pb_wire v[4];
     const char *want[] = {"0.1.0", "containerd", "2.1.5+unknown", "v1"};
     for (uint32_t i = 0; i < 4; i++) {
         assert_int_equal(fields(f->a.body.data, f->a.body.len, i + 1, &v[i], 1), 1);
@@ -135,7 +135,7 @@ static void test_1_x_also_serves_v1alpha2(void **state)
     boot(f, "1.6.20~ds1", NULL);
     call(f, "/runtime.v1alpha2.RuntimeService/Version", NULL, 0);
     assert_int_equal(f->a.status, AG_GRPC_OK);
-    ag_pb_field v;
+    kube_pb_wire v;
     assert_int_equal(fields(f->a.body.data, f->a.body.len, 4, &v, 1), 1);
     assert_string_equal(text_of(&v), "v1alpha2");
 }
@@ -149,20 +149,20 @@ static void test_status_of_2_1_with_the_bare_dropin(void **state)
     const char *msg = f->a.body.data;
     size_t len = f->a.body.len;
     /* status {conditions...}: RuntimeReady true, NetworkReady false. */
-    ag_pb_field status, conds[4];
+    kube_pb_wire status, conds[4];
     assert_int_equal(fields(msg, len, 1, &status, 1), 1);
     assert_int_equal(fields(status.bytes, status.len, 1, conds, 4), 3);
-    ag_pb_field type, ok;
+    kube_pb_wire type, ok;
     assert_int_equal(fields(conds[0].bytes, conds[0].len, 1, &type, 1), 1);
     assert_string_equal(text_of(&type), "RuntimeReady");
     assert_int_equal(fields(conds[0].bytes, conds[0].len, 2, &ok, 1), 1);
     assert_int_equal(ok.varint, 1);
     assert_int_equal(fields(conds[1].bytes, conds[1].len, 2, &ok, 1), 0); /* false: not sent */
     /* info: config and the line's keys. */
-    ag_pb_field info[8];
+    kube_pb_wire info[8];
     size_t ninfo = fields(msg, len, 2, info, 8);
     assert_int_equal(ninfo, 5);
-    ag_pb_field key, value;
+    kube_pb_wire key, value;
     assert_int_equal(fields(info[0].bytes, info[0].len, 1, &key, 1), 1);
     assert_string_equal(text_of(&key), "config");
     assert_int_equal(fields(info[0].bytes, info[0].len, 2, &value, 1), 1);
@@ -174,11 +174,11 @@ static void test_status_of_2_1_with_the_bare_dropin(void **state)
     assert_non_null(json_object_get(runtimes, "nvidia"));
     json_decref(config);
     /* runtime_handlers: "", nvidia, runc, each with an empty features message. */
-    ag_pb_field handlers[4];
+    kube_pb_wire handlers[4];
     assert_int_equal(fields(msg, len, 3, handlers, 4), 3);
     const char *names[] = {"", "nvidia", "runc"};
     for (size_t i = 0; i < 3; i++) {
-        ag_pb_field name, features;
+        kube_pb_wire name, features;
         assert_int_equal(fields(handlers[i].bytes, handlers[i].len, 1, &name, 1), 1);
         assert_string_equal(text_of(&name), names[i]);
         assert_int_equal(fields(handlers[i].bytes, handlers[i].len, 2, &features, 1), 1);
@@ -194,7 +194,7 @@ static void test_1_6_reports_no_handlers(void **state)
     fixture *f = *state;
     boot(f, "1.6.20~ds1", NULL);
     call(f, "/runtime.v1.RuntimeService/Status", verbose_req, sizeof verbose_req);
-    ag_pb_field handlers[4];
+    kube_pb_wire handlers[4];
     assert_int_equal(fields(f->a.body.data, f->a.body.len, 3, handlers, 4), 0);
 }
 
@@ -227,11 +227,11 @@ static void test_methods_not_simulated(void **state)
 
 static void put_filter(gp_buf *b, const char *filter)
 {
-    ag_pb_bytes(b, 1, filter, strlen(filter));
+    kube_protobuf_put_bytes(b, 1, filter, strlen(filter));
 }
 
 /* The plugins of a PluginsResponse whose filters select `filter`. */
-static size_t plugins(fixture *f, const char *filter, ag_pb_field *out, size_t cap)
+static size_t plugins(fixture *f, const char *filter, kube_pb_wire *out, size_t cap)
 {
     gp_buf req = {0};
     if (filter) put_filter(&req, filter);
@@ -241,9 +241,9 @@ static size_t plugins(fixture *f, const char *filter, ag_pb_field *out, size_t c
     return fields(f->a.body.data, f->a.body.len, 1, out, cap);
 }
 
-static char *init_error(const ag_pb_field *plugin, uint64_t *code)
+static char *init_error(const kube_pb_wire *plugin, uint64_t *code)
 {
-    ag_pb_field err, c, m;
+    kube_pb_wire err, c, m;
     if (fields(plugin->bytes, plugin->len, 7, &err, 1) != 1) return NULL;
     assert_int_equal(fields(err.bytes, err.len, 1, &c, 1), 1);
     *code = c.varint;
@@ -255,7 +255,7 @@ static void test_plugins_name_the_cri_failure(void **state)
 {
     fixture *f = *state;
     boot(f, "1.6.20~ds1", ag_bare_dropin);
-    ag_pb_field all[64], one[4];
+    kube_pb_wire all[64], one[4];
     assert_int_equal(plugins(f, NULL, all, 64), 38);
     assert_int_equal(plugins(f, "id==cri", one, 4), 1);
     uint64_t code = 0;
@@ -264,7 +264,7 @@ static void test_plugins_name_the_cri_failure(void **state)
     assert_int_equal(code, 2); /* codes.Unknown, as ctr prints "Code: Unknown" */
     assert_string_equal(msg, f->d.loaded->cri_error);
     /* Platforms as messages {os, architecture}. */
-    ag_pb_field plat, os_, arch;
+    kube_pb_wire plat, os_, arch;
     assert_int_equal(fields(one[0].bytes, one[0].len, 4, &plat, 1), 1);
     assert_int_equal(fields(plat.bytes, plat.len, 1, &os_, 1), 1);
     assert_int_equal(fields(plat.bytes, plat.len, 2, &arch, 1), 1);
@@ -295,7 +295,7 @@ static void test_2_x_failure_fails_the_dependants(void **state)
          "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
          "default_runtime_name = \"crun\"\n");
     assert_int_equal(f->d.loaded->cri, AG_CRI_FAILED);
-    ag_pb_field one[2];
+    kube_pb_wire one[2];
     uint64_t code;
     assert_int_equal(plugins(f, "type==io.containerd.cri.v1,id==runtime", one, 2), 1);
     assert_string_equal(init_error(&one[0], &code), f->d.loaded->cri_error);
@@ -324,7 +324,7 @@ static void test_server_and_version_services(void **state)
     fixture *f = *state;
     boot(f, "1.6.20~ds1", NULL);
     call(f, "/containerd.services.version.v1.Version/Version", NULL, 0);
-    ag_pb_field v;
+    kube_pb_wire v;
     assert_int_equal(fields(f->a.body.data, f->a.body.len, 2, &v, 1), 1);
     assert_string_equal(text_of(&v), "1.6.20~ds1-1+deb12u3");
     call(f, "/containerd.services.introspection.v1.Introspection/Server", NULL, 0);
@@ -341,12 +341,12 @@ static void test_pb_reader_refuses_truncated_input(void **state)
     (void)state;
     const uint8_t cases[][3] = {{0x0a, 0x05, 'x'}, {0x08, 0x80, 0x80}, {0x0b, 0, 0}, {0x00, 0, 0}};
     for (size_t i = 0; i < 4; i++) {
-        ag_pb_reader r = {cases[i], cases[i] + 3};
-        ag_pb_field f;
-        assert_int_equal(ag_pb_next(&r, &f), -1);
+        kube_pb_cursor r = {cases[i], cases[i] + 3};
+        kube_pb_wire f;
+        assert_int_equal(kube_protobuf_next(&r, NULL, &f, NULL), -1);
     }
     gp_buf b = {0};
-    ag_pb_varint(&b, 300);
+    kube_protobuf_put_varint(&b, 300);
     assert_int_equal(b.len, 2);
     assert_memory_equal(b.data, "\xac\x02", 2);
     gp_buf_free(&b);

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "kube/protobuf.h"
+#include "util/buf.h"
 
 /* ---- helpers ---- */
 
@@ -878,6 +879,55 @@ static void test_message_by_schema(void **state)
     assert_non_null(strstr(err.text, "inner: length 5 at byte 1 runs past the end"));
 }
 
+/* The writer and the field reader agree, and the reader refuses what is
+ * not protobuf with the offset of the bad field. */
+static void test_wire_fields(void **state)
+{
+    (void)state;
+    gp_buf b = {0};
+    assert_int_equal(kube_protobuf_put_uint(&b, 1, 300), 0);
+    assert_int_equal(kube_protobuf_put_string(&b, 2, "runc", 4), 0);
+    assert_int_equal(kube_protobuf_put_bytes(&b, 3, "", 0), 0); /* an empty message, present */
+    assert_int_equal(kube_protobuf_put_bool(&b, 4, true), 0);
+    const uint8_t fixed[] = {(5 << 3) | 5, 1, 2, 3, 4}; /* a fixed32, skipped */
+    gp_buf_addn(&b, fixed, sizeof fixed);
+    kube_pb_cursor c = {(const uint8_t *)b.data, (const uint8_t *)b.data + b.len};
+    kube_pb_wire f;
+    gp_error err = {0};
+    assert_int_equal(kube_protobuf_next(&c, NULL, &f, &err), 1);
+    assert_int_equal(f.num, 1);
+    assert_int_equal(f.wire, 0);
+    assert_int_equal(f.varint, 300);
+    assert_int_equal(kube_protobuf_next(&c, NULL, &f, &err), 1);
+    assert_int_equal(f.num, 2);
+    assert_int_equal(f.wire, 2);
+    assert_int_equal(f.len, 4);
+    assert_memory_equal(f.bytes, "runc", 4);
+    assert_int_equal(kube_protobuf_next(&c, NULL, &f, &err), 1);
+    assert_int_equal(f.num, 3);
+    assert_int_equal(f.len, 0);
+    assert_int_equal(kube_protobuf_next(&c, NULL, &f, &err), 1);
+    assert_int_equal(f.num, 4);
+    assert_int_equal(f.varint, 1);
+    assert_int_equal(kube_protobuf_next(&c, NULL, &f, &err), 1);
+    assert_int_equal(f.num, 5);
+    assert_int_equal(f.wire, 5);
+    assert_int_equal(kube_protobuf_next(&c, NULL, &f, &err), 0);
+    gp_buf_free(&b);
+
+    /* a length past the end, at byte 2 of the message */
+    const uint8_t cut[] = {0x08, 0x01, 0x12, 0x05, 'a'};
+    kube_pb_cursor bad = {cut, cut + sizeof cut};
+    assert_int_equal(kube_protobuf_next(&bad, cut, &f, &err), 1);
+    assert_int_equal(kube_protobuf_next(&bad, cut, &f, &err), -1);
+    assert_non_null(strstr(err.text, "at byte 3"));
+    /* a group */
+    const uint8_t group[] = {(1 << 3) | 3};
+    kube_pb_cursor g = {group, group + 1};
+    assert_int_equal(kube_protobuf_next(&g, group, &f, &err), -1);
+    assert_non_null(strstr(err.text, "group"));
+}
+
 int main(void)
 {
     static const struct CMUnitTest singles[] = {
@@ -901,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_empty_object),
         cmocka_unit_test(test_null_error_pointer_accepted),
         cmocka_unit_test(test_message_by_schema),
+        cmocka_unit_test(test_wire_fields),
     };
     static struct CMUnitTest tests[N_BODIES + sizeof singles / sizeof singles[0]];
     size_t n = 0;
