@@ -13,10 +13,9 @@
 #                invalid/ .toml is a seed, and so is every
 #                examples/incident/**/*.toml and fuzz/seeds/*.toml
 #
-# Every target links src/util, src/toml, src/containerd, src/kube,
-# src/analyze, the client's list parser, src/controllers and src/apiserver
-# (but its HTTP and TLS files) with jansson, SQLite, libyaml and yajl, so a new
-# fuzz/NAME_fuzz.c needs no change here. Its seeds are the files in
+# BUILD_DIR is a CMake tree configured with GPUOP_FUZZ=ON (CMakeLists.txt):
+# every target links gpuop_core, the library every program links, so a new
+# fuzz/NAME_fuzz.c or a new source file needs no change here. Its seeds are the files in
 # fuzz/seeds-NAME/ and its token dictionary fuzz/NAME.dict, when they exist.
 # Prints one summary line per target. Exits 1 when any target found a crash,
 # a leak, a timeout or an out-of-memory, printing the reproducer and how to
@@ -55,13 +54,6 @@ for src in fuzz/*_fuzz.c; do
     name=${src#fuzz/}
     targets+=("${name%_fuzz.c}")
 done
-library=(src/util/*.c src/toml/*.c src/containerd/*.c src/kube/*.c src/analyze/*.c
-    src/client/list_stream.c src/controllers/*.c)
-# The API server without its network side (server.c, tls.c): requests are
-# handed to it in memory.
-for f in src/apiserver/*.c; do
-    case $f in src/apiserver/server.c | src/apiserver/tls.c) ;; *) library+=("$f") ;; esac
-done
 shopt -u nullglob
 [ ${#targets[@]} -gt 0 ] || {
     echo "fuzz/run.sh: no fuzz/*_fuzz.c target" >&2
@@ -80,16 +72,24 @@ command -v "$cc" >/dev/null 2>&1 || {
 }
 
 # All targets are built before any runs, so that a broken one costs no
-# fuzzing time.
+# fuzzing time. The tree is CMake's, so the fuzzers build exactly the sources
+# and embedded data files the programs do.
+echo "fuzz/run.sh: building ${targets[*]} in $build with $cc"
+if ! CC=$cc cmake -S "$root" -B "$build" -DGPUOP_FUZZ=ON -DGPUOP_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" >"$build/configure.log" 2>&1; then
+    cat "$build/configure.log" >&2
+    echo "fuzz/run.sh: configuring $build failed" >&2
+    exit 2
+fi
+if ! cmake --build "$build" --target gpuop_fuzz -j "${JOBS:-$(nproc)}" -- --no-print-directory; then
+    echo "fuzz/run.sh: building the fuzz targets failed" >&2
+    exit 2
+fi
 for name in "${targets[@]}"; do
-    binary=$build/${name}_fuzz
-    echo "fuzz/run.sh: building $binary with $cc"
-    if ! "$cc" -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
-        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -Wall -Wextra -Isrc "fuzz/${name}_fuzz.c" "${library[@]}" -o "$binary" -ljansson -lsqlite3 -lyaml -lyajl -lpthread -lm; then
-        echo "fuzz/run.sh: build of fuzz/${name}_fuzz.c failed" >&2
+    [ -x "$build/${name}_fuzz" ] || {
+        echo "fuzz/run.sh: $build/${name}_fuzz was not built" >&2
         exit 2
-    fi
+    }
 done
 
 # ---- corpus -----------------------------------------------------------------

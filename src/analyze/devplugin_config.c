@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kube/json.h"
 #include "kube/selector.h"
 #include "util/yaml_json.h"
 
@@ -53,26 +54,6 @@ static void locate(const ctx *c, const char *ptr, unsigned *line, unsigned *col)
         gp_error_set((c)->err, (c)->name, l_, c_, __VA_ARGS__);                                    \
         return -1;                                                                                 \
     } while (0)
-
-/* What encoding/json calls a JSON value in "cannot unmarshal X into". */
-static const char *go_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    case JSON_NULL:
-        return "null";
-    default:
-        return "number";
-    }
-}
 
 /* A JSON pointer one level down; pointers here are short, and a cut one
  * still locates the nearest ancestor. */
@@ -302,7 +283,8 @@ static int parse_devices(ctx *c, const json_t *d, const char *ptr)
 static int parse_name(ctx *c, const json_t *v, const char *ptr, char *out, size_t size)
 {
     if (!json_is_string(v) && !json_is_null(v))
-        FAIL(c, ptr, "json: cannot unmarshal %s into Go value of type string", go_kind(v));
+        FAIL(c, ptr, "json: cannot unmarshal %s into Go value of type string",
+             kube_json_go_kind(v));
     gp_error e;
     if (an_dp_resource_name(json_is_string(v) ? json_string_value(v) : "", out, size, &e) != 0)
         FAIL(c, ptr, "%s", e.text);
@@ -315,7 +297,7 @@ static int parse_resource(ctx *c, const json_t *r, const char *ptr, const char *
 {
     if (!json_is_object(r))
         FAIL(c, ptr, "json: cannot unmarshal %s into Go value of type map[string]json.RawMessage",
-             go_kind(r));
+             kube_json_go_kind(r));
     static const char *const known[] = {"name", "rename", "devices", "replicas", NULL};
     char where[128];
     snprintf(where, sizeof where, "%s.resources[]", block);
@@ -347,7 +329,7 @@ static int parse_resource(ctx *c, const json_t *r, const char *ptr, const char *
             FAIL(c, p, "json: cannot unmarshal number %s into Go value of type int", text);
         replicas = (long long)d;
     } else if (!json_is_null(v)) {
-        FAIL(c, p, "json: cannot unmarshal %s into Go value of type int", go_kind(v));
+        FAIL(c, p, "json: cannot unmarshal %s into Go value of type int", kube_json_go_kind(v));
     }
     if (replicas < 2) FAIL(c, p, "%s", "number of replicas must be >= 2");
 
@@ -383,7 +365,7 @@ static int parse_bool(ctx *c, const json_t *b, const char *ptr, const char *key,
     char p[512];
     child(p, sizeof p, ptr, key);
     if (!json_is_boolean(v))
-        FAIL(c, p, "json: cannot unmarshal %s into Go value of type bool", go_kind(v));
+        FAIL(c, p, "json: cannot unmarshal %s into Go value of type bool", kube_json_go_kind(v));
     *out = json_is_true(v);
     return 0;
 }
@@ -395,7 +377,7 @@ static json_t *parse_block(ctx *c, const json_t *b, const char *ptr, const char 
         locate(c, ptr, &line, &col);
         gp_error_set(c->err, c->name, line, col,
                      "json: cannot unmarshal %s into Go value of type map[string]json.RawMessage",
-                     go_kind(b));
+                     kube_json_go_kind(b));
         return NULL;
     }
     static const char *const known[] = {"renameByDefault", "failRequestsGreaterThanOne",
@@ -417,7 +399,7 @@ static json_t *parse_block(ctx *c, const json_t *b, const char *ptr, const char 
         locate(c, rptr, &line, &col);
         gp_error_set(c->err, c->name, line, col,
                      "json: cannot unmarshal %s into Go value of type []v1.ReplicatedResource",
-                     go_kind(res));
+                     kube_json_go_kind(res));
         return NULL;
     }
     json_t *list = json_array();
@@ -506,7 +488,7 @@ static int parse_flags(ctx *c, const json_t *flags, json_t *out)
     if (!json_is_object(flags))
         FAIL(c, "/flags",
              "json: cannot unmarshal %s into Go struct field Config.flags of type v1.Flags",
-             go_kind(flags));
+             kube_json_go_kind(flags));
     warn_unknown(c, flags, "/flags", "flags", flags_known, true);
     const json_t *p = field(flags, "plugin");
     if (json_is_object(p)) warn_unknown(c, p, "/flags/plugin", "flags.plugin", plugin_known, true);
@@ -533,7 +515,7 @@ static int parse_sharing(ctx *c, const json_t *sharing, json_t *out)
     if (!json_is_object(sharing))
         FAIL(c, "/sharing",
              "json: cannot unmarshal %s into Go struct field Config.sharing of type v1.Sharing",
-             go_kind(sharing));
+             kube_json_go_kind(sharing));
     warn_unknown(c, sharing, "/sharing", "sharing", sharing_known, true);
     /* timeSlicing is a value, so an empty `timeSlicing:` still runs its
      * decoder (and fails); mps is a pointer, and null leaves it unset. */
@@ -565,7 +547,8 @@ static int parse_config(ctx *c, const json_t *doc, json_t *out)
 {
     if (json_is_null(doc)) return 0;
     if (!json_is_object(doc))
-        FAIL(c, "", "json: cannot unmarshal %s into Go value of type v1.Config", go_kind(doc));
+        FAIL(c, "", "json: cannot unmarshal %s into Go value of type v1.Config",
+             kube_json_go_kind(doc));
     warn_unknown(c, doc, "", "the config", top_known, true);
     if (parse_flags(c, field(doc, "flags"), out) != 0) return -1;
     const json_t *res = field(doc, "resources");

@@ -12,6 +12,7 @@
 #include "apiserver/decode_internal.h"
 #include "apiserver/kube_types_data.h"
 #include "apiserver/strategy_internal.h"
+#include "kube/json.h"
 #include "util/buf.h"
 
 /* ---- the type table ---- */
@@ -316,23 +317,6 @@ typedef struct walker {
     size_t unknown; /* fields no struct has, strict or not */
 } walker;
 
-static const char *json_word(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "number";
-    }
-}
-
 /* A number as its JSON text (a real in the shortest form that reads back). */
 static void number_text(const json_t *v, char *buf, size_t size)
 {
@@ -429,7 +413,7 @@ static void mismatch(walker *w, const json_t *v, const as_gotype *t)
         number_text(v, num, sizeof num);
         snprintf(value, sizeof value, "number %s", num);
     } else {
-        snprintf(value, sizeof value, "%s", json_word(v));
+        snprintf(value, sizeof value, "%s", kube_json_go_kind(v));
     }
     save_error(w, type_error(w, value, t->go));
 }
@@ -522,12 +506,12 @@ static void walk_custom(walker *w, const json_t *v, const as_gotype *t)
                 number_text(v, num, sizeof num);
                 snprintf(value, sizeof value, "number %s", num);
             } else {
-                snprintf(value, sizeof value, "%s", json_word(v));
+                snprintf(value, sizeof value, "%s", kube_json_go_kind(v));
             }
             w->fatal = type_error(w, value, "int32");
         }
     } else if (!json_is_string(v)) {
-        w->fatal = type_error(w, json_word(v), "string");
+        w->fatal = type_error(w, kube_json_go_kind(v), "string");
     } else {
         w->fatal = as_decode_time_error(json_string_value(v), t->k == GT_MICROTIME);
     }

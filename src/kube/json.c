@@ -67,3 +67,22 @@ bool kube_deleting(const json_t *obj)
     const json_t *ts = kube_get(kube_obj(obj, "metadata"), "deletionTimestamp");
     return ts && !json_is_null(ts);
 }
+
+const char *kube_json_go_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    case JSON_NULL:
+        return "null";
+    default:
+        return "number";
+    }
+}

@@ -101,4 +101,11 @@ const json_t *kube_controller_of(const json_t *obj);
 /* metadata.deletionTimestamp is set: Go reads null as unset. */
 bool kube_deleting(const json_t *obj);
 
+/* What Go's encoding/json calls a JSON value in "json: cannot unmarshal X
+ * into Go ... of type T" (UnmarshalTypeError.Value: "object", "array",
+ * "string", "bool", "number"; "null", which Go never reports since null
+ * unmarshals into anything, for completeness). The API server's decoder
+ * and the device plugin's config reader both quote it. */
+const char *kube_json_go_kind(const json_t *v);
+
 #endif

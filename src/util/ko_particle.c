@@ -22,8 +22,12 @@ static uint32_t last_code_point(const char *text, size_t *len)
     else if (n == 4 && (s[0] & 0xf8) == 0xf0)
         cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) |
              ((uint32_t)(s[2] & 0x3f) << 6) | (s[3] & 0x3f);
-    else
-        i = *len - 1; /* not a whole character: the last byte alone */
+    else {
+        /* Not a whole character: the last byte alone, which is no letter
+         * or digit (a stray continuation byte after "0" is not the 0). */
+        i = *len - 1;
+        cp = (unsigned char)text[i];
+    }
     *len = i;
     return cp;
 }

@@ -108,12 +108,26 @@ static void test_deleting(void **state)
     json_decref(live);
 }
 
+/* Go's encoding/json words for a value (decode.go's literalStore and
+ * UnmarshalTypeError: "cannot unmarshal number into Go struct field ...",
+ * as recorded in ../shared/k8s-cases/ kubectl-probes for `data: {a: 5}`). */
+static void test_go_kind(void **state)
+{
+    (void)state;
+    json_t *doc = sq_load("[{}, [], 'x', true, false, 5, 1.5, null]");
+    const char *want[] = {"object", "array", "string", "bool", "bool", "number", "number", "null"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_string_equal(kube_json_go_kind(json_array_get(doc, i)), want[i]);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zero_values),   cmocka_unit_test(test_paths),
         cmocka_unit_test(test_conditions),    cmocka_unit_test(test_has_string),
         cmocka_unit_test(test_controller_of), cmocka_unit_test(test_deleting),
+        cmocka_unit_test(test_go_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

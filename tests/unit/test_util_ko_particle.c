@@ -170,6 +170,10 @@ static void test_closers_and_edges(void **state)
     expect("plain English (or not)", "plain English (or not)");
     /* a value that ends in a byte that is not UTF-8 */
     expect("\xff을(를)", "\xff를");
+    /* a stray continuation byte after a digit is not the digit (make fuzz
+     * found the digit read as the table index of the byte) */
+    expect("0\xbc을(를)", "0\xbc를");
+    expect("3\x80\x80(으)로", "3\x80\x80로");
     /* several in one sentence, each by its own value */
     expect("20(으)로 v1.16.2(으)로 파일을(를) 노드을(를)", "20으로 v1.16.2로 파일을 노드를");
 }
