@@ -109,9 +109,10 @@ static node_agent *find(ag_agents *a, const char *name)
 static void host_log(void *ctx, const char *node, const char *lines)
 {
     ag_agents *a = ctx;
-    /* The node list only grows, under a->lock, which the host's caller may
-     * hold or not; a node's host entry is added after the agent is in the
-     * list, so it is found. */
+    /* The host calls with its own lock held, from its thread or from an
+     * agents' call that holds a->lock: only the journal's lock is taken
+     * here, which also guards the node list's growth. An agent is in the
+     * list before its node is added to the host, so it is found. */
     node_agent *n = NULL;
     pthread_mutex_lock(&a->journal_lock);
     for (size_t i = 0; i < a->n && !n; i++)

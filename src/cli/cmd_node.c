@@ -133,6 +133,16 @@ static bool same_strings(const json_t *a, const json_t *b)
     return json_is_array(a) && json_is_array(b) && json_equal(a, b);
 }
 
+/* The files, the running containerd and its CRI agree: it runs, the files
+ * start and load as written, and it serves the handlers they declare. */
+static bool layers_agree(const json_t *s)
+{
+    const json_t *decl = json_object_get(s, "declared"), *loaded = json_object_get(s, "loaded");
+    return kube_str_is(loaded, "phase", "running") && !kube_str_or_null(decl, "error") &&
+           !kube_str_or_null(decl, "cri_error") && kube_str_is(loaded, "cri", "up") &&
+           same_strings(json_object_get(decl, "handlers"), json_object_get(loaded, "handlers"));
+}
+
 static const char *gpu_resource_line(const json_t *node, char *out, size_t cap)
 {
     const json_t *st = kube_obj(node, "status");
@@ -219,8 +229,7 @@ static int print_status(const json_t *s, const json_t *node)
            json_is_true(json_object_get(s, "driver_loaded")) ? _("loaded") : _("not loaded"));
 
     /* the evidence: files newer than the daemon, layers that disagree */
-    bool agree = running && !derr && !dcri && kube_str_is(loaded, "cri", "up") &&
-                 same_strings(json_object_get(decl, "handlers"), lh);
+    bool agree = layers_agree(s);
     printf("%s\n", _("evidence:"));
     double started = json_real_value(json_object_get(loaded, "started"));
     json_array_foreach(json_object_get(decl, "files"), i, f)
@@ -260,11 +269,7 @@ static int node_status(kc_client *c, const char *node, bool json)
         char *text = json_dumps(s, JSON_INDENT(2));
         puts(text ? text : "{}");
         free(text);
-        const json_t *decl = json_object_get(s, "declared"), *loaded = json_object_get(s, "loaded");
-        rc = kube_str_is(loaded, "cri", "up") && same_strings(json_object_get(decl, "handlers"),
-                                                              json_object_get(loaded, "handlers"))
-                 ? EXIT_HOLDS
-                 : EXIT_DOES_NOT_HOLD;
+        rc = layers_agree(s) ? EXIT_HOLDS : EXIT_DOES_NOT_HOLD;
     } else {
         rc = print_status(s, obj);
     }
@@ -287,6 +292,10 @@ static int node_files(kc_client *c, const char *node)
     printf("  /etc/containerd/config.toml        %s/etc/containerd/config.toml\n", dir);
     printf("  /etc/containerd/conf.d/            %s/etc/containerd/conf.d/\n", dir);
     printf(_("  node.toml (containerd version, driver, kernel, GPUs)  %s/node.toml\n"), dir);
+    /* `containerd config dump` reads the files: gpuop's prediction of it */
+    printf(_("  what `containerd config dump` would print  gpuop containerd merge --root %s "
+             "--containerd %s\n"),
+           dir, kube_str(kube_obj(s, "state"), "containerd_version"));
     const char *sock = kube_str_or_null(s, "socket");
     if (sock)
         printf(_("  containerd's socket (gpuop containerd check --source daemon --address)  %s\n"),

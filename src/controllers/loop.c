@@ -278,11 +278,8 @@ static json_t *ready_patch(ctl_loop *c, const json_t *pod, const json_t *node, s
         char ip[CTL_KUBELET_IP_MAX];
         if (!ctl_kubelet_pod_address(pod, node, index, ip)) return NULL;
         if (json_object_get(used, ip)) continue;
-        json_t *patch = ctl_kubelet_pod_ready(pod, node, index, now);
-        if (patch && crashed) {
-            json_decref(patch);
-            patch = ctl_kubelet_pod_started(pod, node, ip, crashed, now);
-        }
+        /* the pod has no address yet (kubelet_pods): pod-ready's status */
+        json_t *patch = ctl_kubelet_pod_started(pod, node, ip, crashed, now);
         if (patch) json_object_set_new(used, ip, json_true());
         return patch;
     }
