@@ -15,6 +15,8 @@
  *   until the plugin registers again (the checkpoint),
  * - the toolkit's container when one runs there (toolkit.h),
  * - its journal, the last lines of each unit.
+ * A node's files outlive the agents: agents made again (the API server
+ * restarted) find them, and their nodes boot as after a reboot.
  * The fake kubelet (src/controllers/, through ag_agents_kubelet) asks for
  * each node's facts once a pass and tells it which pods start and stop;
  * `gpuop node` acts on a node through the API server's /gpuop/v1/agents

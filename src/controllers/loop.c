@@ -165,9 +165,11 @@ static void observe_nodes(ctl_loop *c, const snapshot *s, int64_t now_ms)
         c->has_facts[i] = true;
         json_int_t seen = json_integer_value(json_object_get(c->boots, ns->name));
         if (f->kubelet_running && (unsigned long)seen != f->boot) {
-            /* the first boot a pass sees is the one the pods were started
-             * in, unless the node had a boot before */
-            c->resync[i] = json_object_get(c->boots, ns->name) != NULL;
+            /* a new kubelet process starts the node's running pods again;
+             * so does the first one this loop sees: a node made now has
+             * none, and the pods a restarted API server finds Running were
+             * started by agents that are gone (their nodes rebooted) */
+            c->resync[i] = true;
             c->any_resync |= c->resync[i];
             json_object_set_new(c->boots, ns->name, json_integer((json_int_t)f->boot));
         }

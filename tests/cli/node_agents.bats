@@ -168,6 +168,36 @@ EOF
     [[ "$output" == *"booted kernel 6.1.0-19-amd64: not loaded"* ]]
 }
 
+@test "the fix for the kernel update: the module rebuilt for the new kernel, a reboot, GPUs back" {
+    # what DKMS does: the driver's module built for the kernel that boots
+    sed -i 's/^kernel = "6.1.0-18-amd64"$/kernel = "6.1.0-19-amd64"/' "$(node_dir lab-node-1)/node.toml"
+    grep -q '^kernel = "6.1.0-19-amd64"$' "$(node_dir lab-node-1)/node.toml"
+    run "$GPUOP" node reboot lab-node-1
+    [ "$status" -eq 0 ]
+    until_output "Running" get pods -n gpu-operator -l app=plugin \
+        -o jsonpath='{.items[0].status.phase}'
+    until_output "4 4" get node lab-node-1 \
+        -o jsonpath='{.status.capacity.nvidia\.com/gpu} {.status.allocatable.nvidia\.com/gpu}'
+    run k get node lab-node-1 -o jsonpath='{.metadata.labels.nvidia\.com/cuda\.driver-version\.full}'
+    [ "$output" = "550.54.15" ]
+}
+
+@test "a restarted API server reboots its simulated nodes: the plugin registers again" {
+    "$GPUOP" cluster down --data "$LTMP/data" >/dev/null 2>&1
+    "$GPUOP" cluster up --data "$LTMP/data" --lab --node-agents \
+        --node-monitor-grace-period 5s >>"$LTMP/up.log" 2>&1
+    # the node's files stayed (the drop-in), so the new containerd loads nvidia
+    for _ in $(seq 1 100); do
+        run "$GPUOP" node status lab-node-1 -o json
+        [[ "$output" == *'"allocatable": 4'* ]] && break
+        sleep 0.2
+    done
+    [[ "$output" == *'"name": "nvidia.com/gpu"'* ]]
+    [[ "$output" == *'"allocatable": 4'* ]]
+    run "$GPUOP" node status lab-node-1
+    [ "$status" -eq 0 ]
+}
+
 @test "SIGHUP: containerd exits, systemd starts it again 5 s later" {
     run "$GPUOP" node signal lab-node-0 HUP
     [ "$status" -eq 0 ]
