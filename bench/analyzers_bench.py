@@ -7,7 +7,8 @@
       server makes it generation 2), the time-slicing ConfigMap and the
       RuntimeClass "nvidia". Each file is sent after the one before.
   analyzers_bench.py snapshot OUT NODES PODS_PER_NODE GPU_EVERY TEAMS DS_UID
-      OUT/creates.tsv: GPU capacity (status) and GPU Feature Discovery labels
+      OUT/creates.tsv: every node Ready and without the not-ready taint; GPU
+      capacity (status) and GPU Feature Discovery labels
       on every GPU_EVERY-th node (8 GPUs) and on kwok-node-1 (4 GPUs
       time-sliced into 20, as lab step 7 makes lab-node-1), the DaemonSet's
       status and two ControllerRevisions, NODES * PODS_PER_NODE pods bound to
@@ -83,6 +84,19 @@ def setup(out_dir, teams):
         line(out, "POST", "/apis/node.k8s.io/v1/runtimeclasses",
              {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
               "metadata": {"name": "nvidia"}, "handler": "nvidia"})
+
+
+def ready_node(out, i):
+    """What a live node shows: its kubelet's Ready condition, and the
+    not-ready taint the API server puts on a new node taken away, as the
+    node lifecycle controller does once the node is Ready (the cluster runs
+    without controllers, so nothing else would)."""
+    path = "/api/v1/nodes/" + NODE % i
+    line(out, "STATUS", path, {"status": {"conditions": [{
+        "type": "Ready", "status": "True", "reason": "KubeletReady",
+        "message": "kubelet is posting ready status", "lastHeartbeatTime": NOW,
+        "lastTransitionTime": NOW}]}})
+    line(out, "PATCH", path, {"spec": {"taints": None}})
 
 
 def gpu_node(out, i, gpus=GPUS_PER_NODE, replicas=None):
@@ -211,6 +225,8 @@ def snapshot(out_dir, nodes, per_node, gpu_every, teams, uid):
                                              str(rev)},
                              "ownerReferences": owner("DaemonSet", "apps/v1", DS_NAME, uid)},
                 "data": {"spec": {"template": tpl}}, "revision": rev})
+        for node in range(nodes):
+            ready_node(creates, node)
         for node in range(0, nodes, gpu_every):
             gpu_node(creates, node)
         if gpu_every > 1 and nodes > 1:
