@@ -48,6 +48,10 @@ const char *ag_cri_plugin_id(cd_family family);
  * memory runs out. */
 json_t *ag_cri_config(cd_family family, const json_t *config);
 
+/* The effective config of a prediction as JSON (cd_prediction_write_config):
+ * a new reference, NULL when memory runs out. */
+json_t *ag_prediction_config(const cd_prediction *p);
+
 /* The dependant's message when the CRI runtime plugin failed (2.x): the
  * plugins that need it fail with "unable to load CRI runtime service
  * plugin dependency: " and its error (plugins/cri/cri.go,

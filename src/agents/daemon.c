@@ -61,7 +61,7 @@ cd_prediction *ag_node_predict(const char *dir, const ag_node_state *st, gp_erro
 
 /* ---- what a start loads ---- */
 
-static json_t *config_json(const cd_prediction *p)
+json_t *ag_prediction_config(const cd_prediction *p)
 {
     char *text = NULL;
     size_t len = 0;
@@ -125,7 +125,7 @@ static int load(const char *dir, const ag_node_state *st, double now, unsigned p
     l->family = st->family;
     l->started = now;
     l->pid = pid;
-    l->config = config_json(p);
+    l->config = ag_prediction_config(p);
     if (l->config && cri_disabled(l->config, st->family)) {
         l->cri = AG_CRI_DISABLED;
     } else if (p->cri_error) {

@@ -16,6 +16,9 @@
 #define DEFAULT_CONTAINERD "1.6.20~ds1" /* Debian 12's package, the lab's node */
 #define DEFAULT_DRIVER     "550.54.15"
 #define DEFAULT_KERNEL     "6.1.0-18-amd64" /* a Debian 12 kernel release */
+#define DEFAULT_GPUS       4                /* the lab's lab-node-1 */
+#define DEFAULT_GPU_MODEL  "NVIDIA-A100-SXM4-40GB"
+#define MAX_GPUS           64
 
 void ag_node_state_default(ag_node_state *st)
 {
@@ -26,7 +29,27 @@ void ag_node_state_default(ag_node_state *st)
     st->restart_sec = AG_RESTART_SEC_DEFAULT;
     st->driver_installed = true;
     snprintf(st->driver_version, sizeof st->driver_version, "%s", DEFAULT_DRIVER);
+    snprintf(st->driver_kernel, sizeof st->driver_kernel, "%s", DEFAULT_KERNEL);
     snprintf(st->kernel_version, sizeof st->kernel_version, "%s", DEFAULT_KERNEL);
+    st->gpus = DEFAULT_GPUS;
+    snprintf(st->gpu_model, sizeof st->gpu_model, "%s", DEFAULT_GPU_MODEL);
+}
+
+bool ag_node_driver_loads(const ag_node_state *st)
+{
+    return st->driver_installed && strcmp(st->driver_kernel, st->kernel_version) == 0;
+}
+
+void ag_node_next_kernel(const char *kernel, char *out, size_t cap)
+{
+    /* Debian's releases are UPSTREAM-ABI-FLAVOUR: 6.1.0-18-amd64. */
+    const char *dash = strchr(kernel, '-');
+    char *end = NULL;
+    long abi = dash ? strtol(dash + 1, &end, 10) : -1;
+    if (dash && end != dash + 1 && abi >= 0 && abi < 100000 && (*end == '-' || *end == '\0'))
+        snprintf(out, cap, "%.*s-%ld%s", (int)(dash - kernel), kernel, abi + 1, end);
+    else
+        snprintf(out, cap, "%s+1", kernel);
 }
 
 /* ---- reading ---- */
@@ -118,6 +141,10 @@ static int read_driver(const reader *r, ag_node_state *st)
             if (read_string(r, e, "driver.version", st->driver_version,
                             sizeof st->driver_version) != 0)
                 return -1;
+        } else if (strcmp(e->key, "kernel") == 0) {
+            if (read_string(r, e, "driver.kernel", st->driver_kernel, sizeof st->driver_kernel) !=
+                0)
+                return -1;
         } else {
             fail_at(r, e, "unknown key '%s' in [%s]", e->key, "driver");
         }
@@ -141,6 +168,24 @@ static int read_kernel(const reader *r, ag_node_state *st)
     return 0;
 }
 
+static int read_gpu(const reader *r, ag_node_state *st)
+{
+    for (size_t i = 0; i < toml_table_size(r->table); i++) {
+        const toml_entry *e = toml_table_entry(r->table, i);
+        if (strcmp(e->key, "count") == 0) {
+            if (e->value.type != TOML_INTEGER || e->value.u.i < 0 || e->value.u.i > MAX_GPUS)
+                fail_at(r, e, "gpu.count must be a whole number from 0 to %d", MAX_GPUS);
+            st->gpus = (int)e->value.u.i;
+        } else if (strcmp(e->key, "model") == 0) {
+            if (read_string(r, e, "gpu.model", st->gpu_model, sizeof st->gpu_model) != 0) return -1;
+            if (!st->gpu_model[0]) fail_at(r, e, "%s must not be empty", "gpu.model");
+        } else {
+            fail_at(r, e, "unknown key '%s' in [%s]", e->key, "gpu");
+        }
+    }
+    return 0;
+}
+
 static int read_state(const char *file, const toml_table *root, ag_node_state *st, gp_error *err)
 {
     for (size_t i = 0; i < toml_table_size(root); i++) {
@@ -153,6 +198,8 @@ static int read_state(const char *file, const toml_table *root, ag_node_state *s
             section = read_driver;
         else if (strcmp(e->key, "kernel") == 0)
             section = read_kernel;
+        else if (strcmp(e->key, "gpu") == 0)
+            section = read_gpu;
         if (!section) fail_at(&top, e, "unknown key '%s'", e->key);
         if (e->value.type != TOML_TABLE) fail_at(&top, e, "%s must be a table", e->key);
         reader r = {file, e->value.u.table, err};
@@ -224,8 +271,12 @@ char *ag_node_state_format(const ag_node_state *st)
     gp_buf_addf(&b,
                 "\n[driver]\ninstalled = %s\nversion = ", st->driver_installed ? "true" : "false");
     put_quoted(&b, st->driver_version);
+    gp_buf_add(&b, "\nkernel = ");
+    put_quoted(&b, st->driver_kernel);
     gp_buf_add(&b, "\n\n[kernel]\nversion = ");
     put_quoted(&b, st->kernel_version);
+    gp_buf_addf(&b, "\n\n[gpu]\ncount = %d\nmodel = ", st->gpus);
+    put_quoted(&b, st->gpu_model);
     gp_buf_addc(&b, '\n');
     return gp_buf_take(&b);
 }

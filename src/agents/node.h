@@ -18,22 +18,32 @@
  *   restart = "always"       # containerd.service Restart=: "always" or "no"
  *   restart_sec = 5          # RestartSec=, in seconds
  *   [driver]
- *   installed = true         # the NVIDIA kernel module loads
+ *   installed = true         # the NVIDIA driver is installed
  *   version = "550.54.15"
+ *   kernel = "6.1.0-18-amd64" # the kernel its module was built for (DKMS)
  *   [kernel]
- *   version = "6.1.0-18-amd64"
+ *   version = "6.1.0-18-amd64" # the kernel the node boots
+ *   [gpu]
+ *   count = 4                # physical GPUs on the PCI bus
+ *   model = "NVIDIA-A100-SXM4-40GB" # as GPU Feature Discovery names it
  *
  * `restart` is what happens when the daemon exits on its own (SIGHUP: it
  * does not handle it and dies, ../shared/design/gpu-node-facts.md 4.5):
  * the packaged unit has Restart=always and RestartSec=5, so systemd starts
  * it again 5 s later (3.4); "no" is a supervisor that leaves it down (the
- * RKE2 restart loop of containerd issue #13285 ends there too). The driver
- * and kernel are read by the next stages (section 5: a kernel update
- * without a rebuilt module leaves the node Ready without GPUs). */
+ * RKE2 restart loop of containerd issue #13285 ends there too).
+ *
+ * The driver's module loads at boot when the driver is installed and was
+ * built for the kernel that boots (section 5: a kernel update without a
+ * rebuilt module leaves the node Ready without GPUs; `gpuop node reboot
+ * --kernel-update` moves kernel.version on and leaves driver.kernel).
+ * Every key is read again at each start of the daemon and each boot, never
+ * while they run. */
 #ifndef GPUOP_AGENTS_NODE_H
 #define GPUOP_AGENTS_NODE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "containerd/containerd.h"
 #include "util/error.h"
@@ -60,11 +70,24 @@ typedef struct ag_node_state {
     int restart_sec; /* 0..3600 */
     bool driver_installed;
     char driver_version[64]; /* "" when none */
+    char driver_kernel[128]; /* the kernel release the driver's module was built for */
     char kernel_version[128];
+    int gpus;            /* physical GPUs, 0..64 */
+    char gpu_model[128]; /* GFD's nvidia.com/gpu.product, or a short name (A100-40GB) */
 } ag_node_state;
 
+/* The driver's module loads on a boot of this state: installed, and built
+ * for the kernel that boots. */
+bool ag_node_driver_loads(const ag_node_state *st);
+
+/* The kernel release a `reboot --kernel-update` boots after `kernel`: the
+ * next ABI of a Debian release ("6.1.0-18-amd64" -> "6.1.0-19-amd64"),
+ * else `kernel` with "+1" after it. Writes into out (cap bytes). */
+void ag_node_next_kernel(const char *kernel, char *out, size_t cap);
+
 /* The healthy node the lab starts from: Debian 12's containerd 1.6.20
- * under its packaged unit, an NVIDIA driver, Debian 12's kernel. */
+ * under its packaged unit, an NVIDIA driver built for Debian 12's kernel,
+ * four A100 40GB (the lab's lab-node-1). */
 void ag_node_state_default(ag_node_state *st);
 
 /* Reads DIR/node.toml. A missing file is the default state (a node made

@@ -49,6 +49,15 @@ static json_t *message_string(const char *message)
     return m;
 }
 
+void as_json_response(as_response *resp, unsigned status, json_t *body)
+{
+    if (!body) {
+        as_status(resp, 500, "InternalError", "out of memory");
+        return;
+    }
+    set_json(resp, status, body);
+}
+
 void as_status(as_response *resp, unsigned code, const char *reason, const char *message)
 {
     json_t *s = json_pack("{s:s, s:s, s:{}, s:s, s:o*, s:s, s:i}", "kind", "Status", "apiVersion",
@@ -346,6 +355,10 @@ void as_route(as_api *api, const as_request *req, as_response *resp)
     }
     if (get && discovery(req, resp)) return;
     if (get && openapi(req, resp)) return;
+    if (api && api->extension && strncmp(req->path, "/gpuop/", 7) == 0) {
+        api->extension(api->extension_ctx, req, resp);
+        return;
+    }
     if (api && as_api_handle(api, req, resp)) return;
     as_status(resp, 404, "NotFound", "the server could not find the requested resource");
 }

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "apiserver/store.h"
 
 /* A watch stream: the server pulls its bytes until it ends. */
@@ -58,6 +60,12 @@ typedef struct as_api {
     /* The cluster's CA certificate (PEM), which the root-CA publisher puts
      * in every namespace's kube-root-ca.crt ConfigMap; NULL: none. */
     const char *root_ca_pem;
+    /* Routes under /gpuop/ that the program serving the API adds (the node
+     * agents of gpuop-apiserver, src/agents/agents.h); NULL: none, and such
+     * a path is 404 as any unknown one. Called on the server's threads
+     * after the request's token was checked. */
+    void (*extension)(void *ctx, const as_request *req, as_response *resp);
+    void *extension_ctx;
 } as_api;
 
 /* Creates the namespaces a cluster starts with, when missing. */
@@ -66,6 +74,9 @@ int as_api_bootstrap(as_api *api, gp_error *err);
 void as_route(as_api *api, const as_request *req, as_response *resp);
 /* Frees what the response holds (when the server did not send it). */
 void as_response_free(as_response *resp);
+
+/* A JSON answer (steals body; a 500 when it is NULL). */
+void as_json_response(as_response *resp, unsigned status, json_t *body);
 
 /* A Kubernetes Status object for an error: kind Status, status Failure. */
 void as_status(as_response *resp, unsigned code, const char *reason, const char *message);

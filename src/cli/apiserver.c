@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agents/agents.h"
 #include "cli/cli.h"
 #include "controllers/controllers.h"
 #include "client/kubeconfig_write.h"
@@ -135,12 +136,32 @@ int main(int argc, char **argv)
         as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
     }
+    /* The node agents run beside the fake kubelet, which drives them: none
+     * without controllers. Off, nothing of them is made. */
+    ag_agents *agents = NULL;
+    if (seed.node_agents && !seed.no_controllers) {
+        signal(SIGPIPE, SIG_IGN); /* a CRI client that hangs up mid-answer */
+        char nodes[PATH_MAX + 16];
+        snprintf(nodes, sizeof nodes, "%s/nodes", data);
+        agents = ag_agents_new(nodes, &err);
+        if (!agents || ag_agents_run(agents, &err) != 0) {
+            cli_report(&err);
+            ag_agents_free(agents);
+            as_store_close(api.store);
+            as_tls_free(&tls);
+            return EXIT_CANNOT_TELL;
+        }
+        api.extension = ag_agents_route;
+        api.extension_ctx = agents;
+    }
     ctl_loop_options copt = {.runtime_check = seed.runtime_check,
-                             .node_monitor_grace_ms = seed.node_monitor_grace_ms};
+                             .node_monitor_grace_ms = seed.node_monitor_grace_ms,
+                             .agents = agents ? ag_agents_kubelet(agents) : NULL};
     ctl_loop *controllers = seed.no_controllers ? NULL : ctl_loop_new(&api, &copt);
     if (controllers && ctl_loop_start(controllers, &err) != 0) {
         cli_report(&err);
         ctl_loop_free(controllers);
+        ag_agents_free(agents);
         as_store_close(api.store);
         as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
@@ -150,6 +171,7 @@ int main(int argc, char **argv)
     if (!s) {
         cli_report(&err);
         ctl_loop_free(controllers);
+        ag_agents_free(agents);
         as_store_close(api.store);
         as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
@@ -161,6 +183,7 @@ int main(int argc, char **argv)
         cli_report(&err);
         ctl_loop_free(controllers);
         as_server_stop(s);
+        ag_agents_free(agents);
         as_store_close(api.store);
         as_tls_free(&tls);
         return EXIT_CANNOT_TELL;
@@ -170,6 +193,7 @@ int main(int argc, char **argv)
     sigwait(&stop, &sig);
     ctl_loop_free(controllers);
     as_server_stop(s);
+    ag_agents_free(agents);
     as_store_close(api.store);
     as_tls_free(&tls);
     return EXIT_HOLDS;

@@ -48,6 +48,7 @@ int cli_cmd_containerd_merge(int argc, char **argv);
 int cli_cmd_containerd_check(int argc, char **argv);
 int cli_cmd_containerd_script(int argc, char **argv);
 int cli_cmd_lab(int argc, char **argv);
+int cli_cmd_node(int argc, char **argv);
 int cli_cmd_nodes(int argc, char **argv);
 int cli_cmd_why_pending(int argc, char **argv);
 int cli_cmd_slots(int argc, char **argv);

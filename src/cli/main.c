@@ -38,6 +38,8 @@ static const command commands[] = {
      cli_cmd_containerd},
     {"lab", N_("the GPU incident lab: workspace, cluster, steps, grader, solver"),
      CLUSTER_COMMAND(cli_cmd_lab)},
+    {"node", N_("act on a simulated node of gpuop's cluster: files, restarts, signals, reboots"),
+     CLUSTER_COMMAND(cli_cmd_node)},
     {"nodes", N_("what each node advertises of a GPU resource, and nodes that lost it"),
      CLUSTER_COMMAND(cli_cmd_nodes)},
     {"rollout", N_("why a DaemonSet rollout is stuck, with the evidence read"),

@@ -71,6 +71,16 @@ struct ctl_loop {
     /* The earliest time a pass has work (a retry, an eviction, a heartbeat):
      * the loop waits no longer than that for a change. */
     int64_t wake_ms;
+    /* With simulated nodes (opt.agents): this pass's facts of each node,
+     * position for position with the snapshot's nodes (has_facts false
+     * where there are none), and the nodes whose kubelet is a new process
+     * since the last pass (resync: their pods are started again). `boots`:
+     * node name -> the kubelet process its pods were last synced with. */
+    ctl_node_facts *facts;
+    bool *has_facts, *resync;
+    size_t facts_cap;
+    bool any_resync;
+    json_t *boots;
 };
 
 static inline uint64_t rv_of(const json_t *obj)

@@ -59,12 +59,8 @@ bool ctl_kubelet_manages(const json_t *node)
                        CTL_KUBELET_NODE_ANNOTATION, "fake");
 }
 
-typedef struct node_condition {
-    const char *type, *status, *reason, *message;
-} node_condition;
-
 /* kwok's NodeConditions, in its order. */
-static const node_condition NODE_CONDITIONS[] = {
+static const ctl_kubelet_condition NODE_CONDITIONS[] = {
     {"Ready", "True", "KubeletReady", "kubelet is posting ready status"},
     {"MemoryPressure", "False", "KubeletHasSufficientMemory",
      "kubelet has sufficient memory available"},
@@ -73,12 +69,18 @@ static const node_condition NODE_CONDITIONS[] = {
     {"NetworkUnavailable", "False", "RouteCreated", "RouteController created a route"},
 };
 
+const ctl_kubelet_condition *ctl_kubelet_conditions(size_t *count)
+{
+    *count = sizeof NODE_CONDITIONS / sizeof NODE_CONDITIONS[0];
+    return NODE_CONDITIONS;
+}
+
 static json_t *init_conditions(const char *now, const char *transition)
 {
     json_t *conds = json_array();
     bool ok = conds != NULL;
     for (size_t i = 0; ok && i < sizeof NODE_CONDITIONS / sizeof NODE_CONDITIONS[0]; i++) {
-        const node_condition *c = &NODE_CONDITIONS[i];
+        const ctl_kubelet_condition *c = &NODE_CONDITIONS[i];
         push(&ok, conds,
              json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "lastHeartbeatTime", now,
                        "lastTransitionTime", transition, "message", c->message, "reason", c->reason,
@@ -211,6 +213,8 @@ static const char *node_ip(const json_t *node)
     const char *first = kube_str_or_null(json_array_get(addrs, 0), "address");
     return nonempty(first) ? first : NULL;
 }
+
+_Static_assert(CTL_KUBELET_IP_MAX == INET6_ADDRSTRLEN, "kubelet_internal.h: room for an address");
 
 /* Address `index` of `cidr` the way the header describes kwok's pool. The
  * arithmetic runs on the low 64 bits, which hold every host bit of an IPv4
@@ -416,19 +420,62 @@ static void put_ips(bool *ok, json_t *st, const char *field, const char *ip)
     put(ok, st, list, json_pack("[{s:s}]", "ip", ip));
 }
 
-json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip_index, time_t now)
+bool ctl_kubelet_pod_address(const json_t *pod, const json_t *node, unsigned ip_index,
+                             char out[CTL_KUBELET_IP_MAX])
 {
-    if (!pod_on_node(pod, node) || nonempty(kube_str_or_null(kube_obj(pod, "status"), "podIP")))
-        return NULL;
-    char now_s[32], ip[INET6_ADDRSTRLEN];
+    return pod_ip(pod, node, node_ip(node), ip_index, out);
+}
+
+/* The status of a container that exits at once with code 1 and waits for
+ * its restart (kuberuntime_manager.go doBackOff: "back-off %s restarting
+ * failed container=%s pod=%s" with format.Pod's NAME_NAMESPACE(UID); the
+ * first back-off is 10 s, backOffPeriod in kubelet.go). */
+static json_t *crashed_status(const json_t *pod, const json_t *c, const char *now)
+{
+    const char *name = kube_str_or_null(c, "name"), *image = kube_str_or_null(c, "image");
+    if (!name) name = "";
+    if (!image) image = "";
+    const json_t *meta = kube_obj(pod, "metadata");
+    char cid[80], message[900];
+    container_id(pod, name, cid);
+    snprintf(message, sizeof message, "back-off 10s restarting failed container=%s pod=%s_%s(%s)",
+             name, kube_str(meta, "name"), kube_str(meta, "namespace"), kube_str(meta, "uid"));
+    char *iid = image_id(image);
+    if (!iid) return NULL;
+    json_t *st = json_pack(
+        "{s:s, s:{s:{s:s, s:s}}, s:{s:{s:s, s:i, s:s, s:s, s:s}}, s:b, s:i, s:s, s:s, s:s, s:b}",
+        "name", name, "state", "waiting", "reason", "CrashLoopBackOff", "message", message,
+        "lastState", "terminated", "containerID", cid, "exitCode", 1, "finishedAt", now, "reason",
+        "Error", "startedAt", now, "ready", 0, "restartCount", 1, "image", image, "imageID", iid,
+        "containerID", cid, "started", 0);
+    free(iid);
+    return st;
+}
+
+static json_t *started_conditions(const json_t *pod, const char *crashed, const char *now);
+
+json_t *ctl_kubelet_pod_started(const json_t *pod, const json_t *node, const char *ip,
+                                const char *crashed, time_t now)
+{
+    if (!pod_on_node(pod, node) || !nonempty(ip)) return NULL;
+    char now_s[32];
     kube_time_format(now, now_s);
     const char *host = node_ip(node);
-    if (!pod_ip(pod, node, host, ip_index, ip)) return NULL;
 
     json_t *st = json_object();
     bool ok = st != NULL;
-    if (ok) put(&ok, st, "conditions", ready_conditions(pod, now_s));
-    if (ok) put(&ok, st, "containerStatuses", ready_statuses(pod, "containers", false, now_s));
+    if (ok)
+        put(&ok, st, "conditions",
+            crashed ? started_conditions(pod, crashed, now_s) : ready_conditions(pod, now_s));
+    json_t *containers = ok ? ready_statuses(pod, "containers", false, now_s) : NULL;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(kube_obj(pod, "spec"), "containers"), i, c)
+    {
+        if (ok && containers && crashed && kube_str_is(c, "name", crashed))
+            if (json_array_set_new(containers, i, crashed_status(pod, c, now_s)) != 0) ok = false;
+    }
+    if (ok) put(&ok, st, "containerStatuses", containers);
     if (ok && json_array_size(json_object_get(kube_obj(pod, "spec"), "initContainers")) > 0)
         put(&ok, st, "initContainerStatuses", ready_statuses(pod, "initContainers", true, now_s));
     if (ok && host) put_ips(&ok, st, "hostIP", host);
@@ -436,6 +483,15 @@ json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip
     if (ok) put(&ok, st, "phase", json_string("Running"));
     if (ok) put(&ok, st, "startTime", json_string(now_s));
     return status_patch(st, ok);
+}
+
+json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip_index, time_t now)
+{
+    if (!pod_on_node(pod, node) || nonempty(kube_str_or_null(kube_obj(pod, "status"), "podIP")))
+        return NULL;
+    char ip[INET6_ADDRSTRLEN];
+    if (!ctl_kubelet_pod_address(pod, node, ip_index, ip)) return NULL;
+    return ctl_kubelet_pod_started(pod, node, ip, NULL, now);
 }
 
 /* ---- pods: a sandbox that cannot be created ---- */
@@ -532,6 +588,29 @@ static json_t *stuck_conditions(const json_t *pod, bool has_init, const char *no
     return NULL;
 }
 
+/* A pod whose sandbox runs and one container does not: ready to start
+ * containers and initialized, not Ready, naming that container. */
+static json_t *started_conditions(const json_t *pod, const char *crashed, const char *now)
+{
+    json_t *names = json_pack("[s]", crashed);
+    char *unready = names ? go_string_list(names) : NULL;
+    json_decref(names);
+    json_t *conds = json_array();
+    bool ok = conds && unready;
+    if (ok) push(&ok, conds, ready_condition("PodReadyToStartContainers", now));
+    if (ok) push(&ok, conds, ready_condition("Initialized", now));
+    if (ok)
+        push(&ok, conds, false_condition("Ready", "ContainersNotReady", "unready", unready, now));
+    if (ok)
+        push(&ok, conds,
+             false_condition("ContainersReady", "ContainersNotReady", "unready", unready, now));
+    (void)pod;
+    free(unready);
+    if (ok) return conds;
+    json_decref(conds);
+    return NULL;
+}
+
 static json_t *waiting_statuses(const json_t *pod, const char *list, const char *reason)
 {
     json_t *out = json_array();
@@ -581,31 +660,20 @@ static bool shows_stuck(const json_t *pod)
                json_array_size(json_object_get(kube_obj(pod, "spec"), "containers"));
 }
 
-json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
-                                        const json_t *runtimeclass, time_t now, char **event_note)
+json_t *ctl_kubelet_pod_sandbox_failed(const json_t *pod, const json_t *node, const char *error,
+                                       time_t now, char **event_note)
 {
     if (event_note) *event_note = NULL;
     /* A pod with an address has its sandbox: losing the handler later (a
      * containerd restart) does not stop it. */
-    if (!runtimeclass || !pod_on_node(pod, node) ||
-        nonempty(kube_str_or_null(kube_obj(pod, "status"), "podIP")))
+    if (!pod_on_node(pod, node) || nonempty(kube_str_or_null(kube_obj(pod, "status"), "podIP")))
         return NULL;
-    const char *name = kube_str_or_null(kube_obj(pod, "spec"), "runtimeClassName");
-    const char *handler = kube_str_or_null(runtimeclass, "handler");
-    if (!nonempty(name) || !kube_str_is(kube_obj(runtimeclass, "metadata"), "name", name) ||
-        !handler)
-        return NULL;
-    const json_t *handlers = json_object_get(kube_obj(node, "status"), "runtimeHandlers");
-    if (!json_is_array(handlers) || kube_find(handlers, "name", handler)) return NULL;
-
-    /* Handlers are DNS labels (RuntimeClass validation), so Go's %q is the
-     * name between plain double quotes. */
-    static const char fmt[] = "Failed to create pod sandbox: rpc error: code = Unknown desc = "
-                              "failed to get sandbox runtime: no runtime for \"%s\" is configured";
-    size_t size = sizeof fmt + strlen(handler);
+    /* kuberuntime_manager.go: "Failed to create pod sandbox: %v". */
+    static const char fmt[] = "Failed to create pod sandbox: %s";
+    size_t size = sizeof fmt + strlen(error);
     char *note = malloc(size);
     if (!note) return NULL;
-    snprintf(note, size, fmt, handler);
+    snprintf(note, size, fmt, error);
 
     char now_s[32];
     kube_time_format(now, now_s);
@@ -619,6 +687,46 @@ json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
     else
         free(note);
     return patch;
+}
+
+void ctl_kubelet_no_runtime_error(const json_t *pod, const char *handler, bool v2, char *out,
+                                  size_t cap)
+{
+    /* Handlers are DNS labels (RuntimeClass validation), so Go's %q is the
+     * name between plain double quotes. */
+    if (!v2) {
+        snprintf(out, cap,
+                 "rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "
+                 "\"%s\" is configured",
+                 handler);
+        return;
+    }
+    /* 2.x: RunPodSandbox names the sandbox id it generated (64 hex digits,
+     * new at every try; here one a pod). */
+    char key[600], id[65];
+    snprintf(key, sizeof key, "%s/sandbox", kube_str(kube_obj(pod, "metadata"), "uid"));
+    derive_hex(key, id);
+    snprintf(out, cap,
+             "rpc error: code = Unknown desc = unable to get OCI runtime for sandbox \"%s\": no "
+             "runtime for \"%s\" is configured",
+             id, handler);
+}
+
+json_t *ctl_kubelet_pod_runtime_missing(const json_t *pod, const json_t *node,
+                                        const json_t *runtimeclass, time_t now, char **event_note)
+{
+    if (event_note) *event_note = NULL;
+    if (!runtimeclass) return NULL;
+    const char *name = kube_str_or_null(kube_obj(pod, "spec"), "runtimeClassName");
+    const char *handler = kube_str_or_null(runtimeclass, "handler");
+    if (!nonempty(name) || !kube_str_is(kube_obj(runtimeclass, "metadata"), "name", name) ||
+        !handler)
+        return NULL;
+    const json_t *handlers = json_object_get(kube_obj(node, "status"), "runtimeHandlers");
+    if (!json_is_array(handlers) || kube_find(handlers, "name", handler)) return NULL;
+    char error[512];
+    ctl_kubelet_no_runtime_error(pod, handler, false, error, sizeof error);
+    return ctl_kubelet_pod_sandbox_failed(pod, node, error, now, event_note);
 }
 
 /* ---- pods: back from a node that was down ---- */

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 /* The annotation kwokctl's node template carries and the kubelet selects. */
@@ -30,9 +31,20 @@
 /* The pod CIDR of a node without spec.podCIDR (kwok's --cidr default). */
 #define CTL_KUBELET_DEFAULT_CIDR "10.0.0.1/24"
 
+/* Room for an address as text (INET6_ADDRSTRLEN). */
+#define CTL_KUBELET_IP_MAX 46
+
 /* The event the kubelet records when a sandbox cannot be created. */
 #define CTL_KUBELET_SANDBOX_EVENT_TYPE   "Warning"
 #define CTL_KUBELET_SANDBOX_EVENT_REASON "FailedCreatePodSandBox"
+
+/* A node condition as kwok's NodeConditions write it. */
+typedef struct ctl_kubelet_condition {
+    const char *type, *status, *reason, *message;
+} ctl_kubelet_condition;
+
+/* kwok's five, Ready first, in its order (*count of them). */
+const ctl_kubelet_condition *ctl_kubelet_conditions(size_t *count);
 
 /* A node this kubelet manages: annotation kwok.x-k8s.io/node is "fake". */
 bool ctl_kubelet_manages(const json_t *node);
@@ -79,6 +91,42 @@ json_t *ctl_kubelet_node_heartbeat(const json_t *node, time_t now);
  * broadcast address. Choosing an index no live pod on the node uses is the
  * runtime's part. NULL when the pod does not qualify. */
 json_t *ctl_kubelet_pod_ready(const json_t *pod, const json_t *node, unsigned ip_index, time_t now);
+
+/* Address `ip_index` of the node's pool for the pod, as pod-ready hands it
+ * out (the node's IP for a hostNetwork pod). False when none can be made. */
+bool ctl_kubelet_pod_address(const json_t *pod, const json_t *node, unsigned ip_index,
+                             char out[CTL_KUBELET_IP_MAX]);
+
+/* The status of a pod bound to `node` (managed) whose sandbox has address
+ * `ip` and whose containers were started now: as pod-ready's, except that
+ * container `crashed` (NULL: none) exited at once with code 1 and waits
+ * for its restart: waiting CrashLoopBackOff with the kubelet's back-off
+ * message, lastState terminated Error, restartCount 1, not ready; the pod
+ * is then Running but Ready and ContainersReady False (ContainersNotReady,
+ * "containers with unready status: [NAME]"). The pod may have an address
+ * already (its containers started again after a reboot). NULL when the pod
+ * is not on the node or ip is empty. */
+json_t *ctl_kubelet_pod_started(const json_t *pod, const json_t *node, const char *ip,
+                                const char *crashed, time_t now);
+
+/* A pod bound to `node` (managed), with no address yet, whose sandbox the
+ * runtime refuses with `error` (the gRPC error as the kubelet prints it):
+ * the stuck status below, or {} when the pod shows it already, and the
+ * event note "Failed to create pod sandbox: ERROR" (kuberuntime_manager.go)
+ * in *event_note (the caller frees it). NULL, *event_note NULL, for a pod
+ * with an address (its sandbox exists) or not on the node. */
+json_t *ctl_kubelet_pod_sandbox_failed(const json_t *pod, const json_t *node, const char *error,
+                                       time_t now, char **event_note);
+
+/* The gRPC error containerd's CRI answers a sandbox for a handler it does
+ * not serve: 1.6 and 1.7 "failed to get sandbox runtime: no runtime for
+ * "H" is configured" (pkg/cri/server/sandbox_run.go around helpers.go's
+ * getSandboxRuntime), 2.x (`v2`) "unable to get OCI runtime for sandbox
+ * "ID": no runtime for "H" is configured" (internal/cri/server/
+ * sandbox_run.go; ID a sandbox id of 64 hex digits, one a pod here), each
+ * behind "rpc error: code = Unknown desc = ". */
+void ctl_kubelet_no_runtime_error(const json_t *pod, const char *handler, bool v2, char *out,
+                                  size_t cap);
 
 /* RuntimeClass fidelity (an optional mode): a pod bound to `node` (managed),
  * not being deleted, whose spec.runtimeClassName names `runtimeclass` whose

@@ -10,6 +10,7 @@
 #include "controllers/garbage_collector_internal.h"
 #include "controllers/namespace_internal.h"
 #include "controllers/kubelet_internal.h"
+#include "controllers/kubelet_runtime_internal.h"
 #include "controllers/namespace_defaults.h"
 #include "kube/time.h"
 #include "util/hash.h"
@@ -129,6 +130,100 @@ static int renew_lease(ctl_loop *c, const snapshot *s, const json_t *node, int64
     return w;
 }
 
+/* ---- the fake kubelet over simulated nodes ---- */
+
+/* Room for this pass's facts, one per node. */
+static int facts_room(ctl_loop *c, size_t n)
+{
+    if (n <= c->facts_cap) return 0;
+    ctl_node_facts *f = realloc(c->facts, n * sizeof *f);
+    if (f) c->facts = f;
+    bool *has = f ? realloc(c->has_facts, n * sizeof *has) : NULL;
+    if (has) c->has_facts = has;
+    bool *re = has ? realloc(c->resync, n * sizeof *re) : NULL;
+    if (re) c->resync = re;
+    if (!f || !has || !re) return -1;
+    c->facts_cap = n;
+    return 0;
+}
+
+/* What every managed node's agent says this pass (controllers.h), and which
+ * nodes have a new kubelet process. */
+static void observe_nodes(ctl_loop *c, const snapshot *s, int64_t now_ms)
+{
+    size_t n = json_array_size(s->nodes);
+    c->any_resync = false;
+    if (facts_room(c, n) != 0) n = c->facts_cap; /* the rest waits for memory */
+    const ctl_node_agents *a = c->opt.agents;
+    for (size_t i = 0; i < n; i++) {
+        const node_summary *ns = s->node_sums[i];
+        c->has_facts[i] = false;
+        c->resync[i] = false;
+        if (!ns->managed || !ns->name) continue;
+        ctl_node_facts *f = &c->facts[i];
+        if (a->observe(a->ctx, ns->name, now_ms, f) != 0) continue;
+        c->has_facts[i] = true;
+        json_int_t seen = json_integer_value(json_object_get(c->boots, ns->name));
+        if (f->kubelet_running && (unsigned long)seen != f->boot) {
+            /* a new kubelet process starts the node's running pods again;
+             * so does the first one this loop sees: a node made now has
+             * none, and the pods a restarted API server finds Running were
+             * started by agents that are gone (their nodes rebooted) */
+            c->resync[i] = true;
+            c->any_resync |= c->resync[i];
+            json_object_set_new(c->boots, ns->name, json_integer((json_int_t)f->boot));
+        }
+    }
+}
+
+/* The facts of the node at position i of the snapshot, or NULL. */
+static const ctl_node_facts *facts_at(const ctl_loop *c, size_t i)
+{
+    return c->opt.agents && i < c->facts_cap && c->has_facts[i] ? &c->facts[i] : NULL;
+}
+
+static const ctl_node_facts *facts_of(const ctl_loop *c, const snapshot *s, const char *node,
+                                      size_t *at)
+{
+    const json_t *pos = node ? json_object_get(s->node_index, node) : NULL;
+    if (!pos) return NULL;
+    *at = (size_t)json_integer_value(pos);
+    return facts_at(c, *at);
+}
+
+/* A kubelet over a simulated node: nothing while its process is down; else
+ * its status as the node's facts make it (and heartbeats when due), the
+ * labels the node publishes, and its Lease. */
+static int kubelet_agent_node(ctl_loop *c, const snapshot *s, const json_t *node, size_t i,
+                              int64_t now_ms, bool sweep)
+{
+    const node_summary *n = s->node_sums[i];
+    const ctl_node_facts *f = facts_at(c, i);
+    if (!f || !f->kubelet_running) return 0;
+    int writes = 0;
+    const json_t *lease = lease_of(s, n->name);
+    if (!lease || (sweep && lease_due(c, n, lease, now_ms)))
+        writes += renew_lease(c, s, node, now_ms);
+    const char *ip = internal_ip(node);
+    char fallback[32];
+    snprintf(fallback, sizeof fallback, "10.89.0.%zu", i % 250 + 2);
+    bool beat = sweep && heartbeat_due(n, (time_t)(now_ms / 1000));
+    json_t *patch = ctl_kubelet_runtime_node_status(node, f, ip ? ip : fallback, now_ms, beat);
+    char path[400];
+    if (patch) {
+        ctl_object_path(path, sizeof path, "", "nodes", NULL, n->name, "status");
+        writes += ctl_send_tracked(c, ctl_wq_write_new("PATCH", path, NULL, CTL_SMP, patch),
+                                   "nodes", node, NULL, NULL);
+    }
+    json_t *labels = ctl_kubelet_runtime_labels(node, f);
+    if (labels) {
+        ctl_object_path(path, sizeof path, "", "nodes", NULL, n->name, NULL);
+        writes += ctl_send(c, "PATCH", path, NULL, CTL_MERGE, labels, NULL);
+        json_decref(labels);
+    }
+    return writes;
+}
+
 /* The fake kubelet of every managed node that is up: its first status at
  * once, then heartbeats and Lease renewals when due (looked at on `sweep`
  * passes). A node whose kubelet is down posts nothing. */
@@ -136,6 +231,7 @@ static int kubelet_nodes(ctl_loop *c, const snapshot *s, int64_t now_ms, bool sw
 {
     time_t now = (time_t)(now_ms / 1000);
     int writes = 0;
+    if (c->opt.agents) observe_nodes(c, s, now_ms);
     size_t i;
     json_t *node;
     json_array_foreach(s->nodes, i, node)
@@ -143,6 +239,10 @@ static int kubelet_nodes(ctl_loop *c, const snapshot *s, int64_t now_ms, bool sw
         const node_summary *n = s->node_sums[i];
         if (!n->managed || n->held_down || ctl_waiting_at(c, s, "nodes", NULL, n->name, n->rv))
             continue;
+        if (c->opt.agents) {
+            writes += kubelet_agent_node(c, s, node, i, now_ms, sweep);
+            continue;
+        }
         json_t *patch = NULL;
         const json_t *lease = lease_of(s, n->name);
         bool renew = !lease || (sweep && lease_due(c, n, lease, now_ms));
@@ -167,23 +267,23 @@ static int kubelet_nodes(ctl_loop *c, const snapshot *s, int64_t now_ms, bool sw
 }
 
 /* The pod-ready patch with an address no other pod on the node has; the
- * address is then taken. */
+ * address is then taken. With `crashed`, that container waits in
+ * CrashLoopBackOff (a simulated node's start of it failed). */
 static json_t *ready_patch(ctl_loop *c, const json_t *pod, const json_t *node, snapshot *s,
-                           time_t now)
+                           const char *crashed, time_t now)
 {
     const char *name = kube_str_or_null(kube_obj(node, "metadata"), "name");
     json_t *ips = ctl_pod_ips(c, s);
     json_t *used = json_object_get(ips, name);
     if (!used) json_object_set_new(ips, name, used = json_object());
     for (unsigned index = 0; index < 4096; index++) {
-        json_t *patch = ctl_kubelet_pod_ready(pod, node, index, now);
-        if (!patch) return NULL;
-        const char *ip = kube_str_or_null(kube_get(patch, "status"), "podIP");
-        if (!ip || !json_object_get(used, ip)) {
-            if (ip) json_object_set_new(used, ip, json_true());
-            return patch;
-        }
-        json_decref(patch);
+        char ip[CTL_KUBELET_IP_MAX];
+        if (!ctl_kubelet_pod_address(pod, node, index, ip)) return NULL;
+        if (json_object_get(used, ip)) continue;
+        /* the pod has no address yet (kubelet_pods): pod-ready's status */
+        json_t *patch = ctl_kubelet_pod_started(pod, node, ip, crashed, now);
+        if (patch) json_object_set_new(used, ip, json_true());
+        return patch;
     }
     return NULL;
 }
@@ -194,29 +294,117 @@ static const json_t *runtime_class_of(const snapshot *s, const json_t *pod)
     return rc ? find_by_name(s->runtimeclasses, rc) : NULL;
 }
 
+/* Whether the pod's status shows container `name` (NULL: any) waiting in
+ * CrashLoopBackOff. */
+static bool shows_crash(const json_t *pod, const char *name)
+{
+    size_t i;
+    const json_t *cs;
+    json_array_foreach(json_object_get(kube_obj(pod, "status"), "containerStatuses"), i, cs)
+    {
+        if (name && !kube_str_is(cs, "name", name)) continue;
+        if (kube_str_is(kube_get(kube_get(cs, "state"), "waiting"), "reason", "CrashLoopBackOff"))
+            return true;
+    }
+    return false;
+}
+
+static int send_pod_status(ctl_loop *c, const json_t *pod, const char *path, json_t *patch,
+                           const char *node, const char *ip)
+{
+    char spath[620];
+    snprintf(spath, sizeof spath, "%s/status", path);
+    return ctl_send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, CTL_SMP, patch), "pods", pod,
+                            node, ip);
+}
+
+/* kuberuntime_manager.go doBackOff's event about the container. */
+static int backoff_event(ctl_loop *c, const json_t *pod, const char *container, time_t now)
+{
+    const json_t *m = kube_obj(pod, "metadata");
+    char note[900];
+    snprintf(note, sizeof note, "Back-off restarting failed container %s in pod %s_%s(%s)",
+             container, kube_str(m, "name"), kube_str(m, "namespace"), kube_str(m, "uid"));
+    return ctl_record_event(c, pod, "Pod", "v1", "Warning", "BackOff", note, "kubelet",
+                            (int64_t)now * 1000);
+}
+
+/* A running pod of a node whose kubelet is a new process (a reboot): its
+ * containers are started again, and the node's agent says how that goes. */
+static int restart_pod(ctl_loop *c, snapshot *s, const json_t *node, const char *path, time_t now)
+{
+    json_t *pod = ctl_get(c, path); /* the snapshot keeps a settled pod cut */
+    if (!pod) return 0;
+    const ctl_node_agents *a = c->opt.agents;
+    char crashed[256] = "";
+    ctl_pod_start how = a->pod_start(a->ctx, node, pod, s->configmaps, (int64_t)now * 1000, crashed,
+                                     sizeof crashed);
+    bool crashes = how == CTL_POD_CRASHES && crashed[0];
+    int writes = 0;
+    if (crashes != shows_crash(pod, crashes ? crashed : NULL)) {
+        const char *ip = kube_str_or_null(kube_obj(pod, "status"), "podIP");
+        json_t *patch = ctl_kubelet_pod_started(pod, node, ip, crashes ? crashed : NULL, now);
+        if (patch) writes += send_pod_status(c, pod, path, patch, NULL, NULL);
+        if (patch && crashes) writes += backoff_event(c, pod, crashed, now);
+    }
+    json_decref(pod);
+    return writes;
+}
+
+/* The sandbox of a pod on a simulated node: the handler its RuntimeClass
+ * names must be one the node's CRI serves now. An error (the caller frees
+ * it) when it is not. */
+static char *sandbox_error(const snapshot *s, const json_t *pod, const ctl_node_facts *f)
+{
+    const json_t *rc = runtime_class_of(s, pod);
+    const char *handler = kube_str_or_null(rc, "handler");
+    if (!handler) return NULL; /* the default runtime, which a running CRI has */
+    for (size_t i = 0; i < f->loaded_count; i++)
+        if (strcmp(f->loaded[i], handler) == 0) return NULL;
+    char error[600];
+    ctl_kubelet_no_runtime_error(pod, handler, f->sandbox_error_v2, error, sizeof error);
+    return strdup(error);
+}
+
 static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
 {
     int writes = 0;
+    const ctl_node_agents *agents = c->opt.agents;
     size_t i;
     json_t *pod;
     json_array_foreach(s->pods, i, pod)
     {
         /* running with an address and not being deleted: nothing for the
          * kubelet (pod-ready and the sandbox check want no address), and
-         * at 150,000 pods not looking further is most of a pass */
+         * at 150,000 pods not looking further is most of a pass; but a
+         * simulated node that rebooted starts its pods again */
         const pod_summary *p = s->pod_sums[i];
-        if ((p->ip && !p->deleting) || !p->node || ctl_pod_waiting(c, s, p)) continue;
+        if ((p->ip && !p->deleting && !c->any_resync) || !p->node || ctl_pod_waiting(c, s, p))
+            continue;
         const char *node_name = p->node;
+        size_t at = 0;
+        const ctl_node_facts *f = agents ? facts_of(c, s, node_name, &at) : NULL;
+        if (p->ip && !p->deleting && !(f && c->resync[at])) continue;
         const json_t *node = ctl_node_named(s, node_name);
         /* a node whose kubelet is down leaves its pods as they are: not
          * Running, not deleted once Terminating */
         if (!node || !ctl_kubelet_manages(node) || ctl_node_held_down(node)) continue;
+        /* on a simulated node, also while its kubelet does not run, and
+         * while the runtime does not answer (kubelet.go syncLoop: "Skipping
+         * pod synchronization" while runtimeErrors says anything; a sync
+         * in the 30 s before that fails on the runtime all the same) */
+        if (agents && (!f || !f->kubelet_running || !f->runtime_up)) continue;
         const char *ns = kube_str_or_null(kube_obj(pod, "metadata"), "namespace"),
                    *name = kube_str_or_null(kube_obj(pod, "metadata"), "name");
         char path[600];
         ctl_object_path(path, sizeof path, "", "pods", ns, name, NULL);
+        if (p->ip && !p->deleting) {
+            writes += restart_pod(c, s, node, path, now);
+            continue;
+        }
         if (kube_deleting(pod)) {
             if (!ctl_kubelet_should_finish_delete(pod)) continue;
+            if (agents) agents->pod_stop(agents->ctx, node_name, pod, (int64_t)now * 1000);
             json_t *fin = ctl_kubelet_pod_finalizers_patch(pod);
             ctl_wq_write *del =
                 ctl_wq_write_new("DELETE", path, "gracePeriodSeconds=0", NULL, NULL);
@@ -231,17 +419,18 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
         json_t *patch = NULL;
         char *note = NULL;
         const json_t *rc = runtime_class_of(s, pod);
-        if (c->opt.runtime_check && rc)
+        if (f) {
+            char *error = sandbox_error(s, pod, f);
+            if (error) patch = ctl_kubelet_pod_sandbox_failed(pod, node, error, now, &note);
+            free(error);
+        } else if (c->opt.runtime_check && rc) {
             patch = ctl_kubelet_pod_runtime_missing(pod, node, rc, now, &note);
+        }
         if (patch) {
             /* held: said once, when the pod first gets stuck (an empty
              * patch means it shows that already) */
             if (json_object_size(patch) > 0) {
-                char spath[620];
-                snprintf(spath, sizeof spath, "%s/status", path);
-                writes += ctl_send_tracked(
-                    c, ctl_wq_write_new("PATCH", spath, NULL, CTL_SMP, json_incref(patch)), "pods",
-                    pod, NULL, NULL);
+                writes += send_pod_status(c, pod, path, json_incref(patch), NULL, NULL);
                 writes += ctl_record_event(c, pod, "Pod", "v1", CTL_KUBELET_SANDBOX_EVENT_TYPE,
                                            CTL_KUBELET_SANDBOX_EVENT_REASON, note, "kubelet",
                                            (int64_t)now * 1000);
@@ -251,14 +440,18 @@ static int kubelet_pods(ctl_loop *c, snapshot *s, time_t now)
             continue;
         }
         free(note);
-        patch = ready_patch(c, pod, node, s, now);
+        char crashed[256] = "";
+        if (f && agents->pod_start(agents->ctx, node, pod, s->configmaps, (int64_t)now * 1000,
+                                   crashed, sizeof crashed) != CTL_POD_CRASHES)
+            crashed[0] = '\0';
+        patch = ready_patch(c, pod, node, s, crashed[0] ? crashed : NULL, now);
         if (!patch) continue;
-        char spath[620], given[64];
-        snprintf(spath, sizeof spath, "%s/status", path);
+        char given[64];
         const char *addr = kube_str_or_null(kube_get(patch, "status"), "podIP");
         snprintf(given, sizeof given, "%s", addr ? addr : "");
-        writes += ctl_send_tracked(c, ctl_wq_write_new("PATCH", spath, NULL, CTL_SMP, patch),
-                                   "pods", pod, addr ? node_name : NULL, addr ? given : NULL);
+        writes +=
+            send_pod_status(c, pod, path, patch, addr ? node_name : NULL, addr ? given : NULL);
+        if (crashed[0]) writes += backoff_event(c, pod, crashed, now);
     }
     return writes;
 }
@@ -846,8 +1039,9 @@ ctl_loop *ctl_loop_new(as_api *api, const ctl_loop_options *opt)
     c->sched_memo = ctl_sched_memo_new();
     c->ds_backoff = ctl_backoff_new(now_ms);
     c->ds_retry = ctl_lru_new(0, free);
-    if (!c->failed || !c->events || !c->terminating || !c->wq || !c->inflight || !c->sched_memo ||
-        !c->ds_backoff || !c->ds_retry || ctl_snapshot_init(c) != 0 ||
+    c->boots = json_object();
+    if (!c->boots || !c->failed || !c->events || !c->terminating || !c->wq || !c->inflight ||
+        !c->sched_memo || !c->ds_backoff || !c->ds_retry || ctl_snapshot_init(c) != 0 ||
         ctl_nlc_loop_init(c, now_ms) != 0) {
         ctl_loop_free(c);
         return NULL;
@@ -932,5 +1126,9 @@ void ctl_loop_free(ctl_loop *c)
     ctl_wq_free(c->wq); /* drained first: its workers report to inflight */
     ctl_inflight_free(c->inflight);
     ctl_sched_memo_free(c->sched_memo);
+    json_decref(c->boots);
+    free(c->facts);
+    free(c->has_facts);
+    free(c->resync);
     free(c);
 }

@@ -122,6 +122,10 @@ int lab_shape_option(lab_shape *s, int argc, char **argv, gp_error *err)
         s->runtime_check = true;
         return 1;
     }
+    if (strcmp(opt, "--node-agents") == 0) {
+        s->node_agents = true;
+        return 1;
+    }
     static const char *const valued[] = {"--nodes",
                                          "--node-cpu",
                                          "--node-memory",

@@ -35,6 +35,9 @@ typedef struct lab_shape {
     bool no_controllers; /* --no-controllers: the API server alone */
     bool runtime_check;  /* --kubelet-runtime-check: see controllers.h */
     bool lab;            /* --lab: nodes carry LAB_NODE_ANNOTATION */
+    /* --node-agents: a simulated node behind every fake node (src/agents/
+     * agents.h), under the data directory's nodes/ */
+    bool node_agents;
     /* --node-monitor-grace-period: see controllers.h (0: the default) */
     int64_t node_monitor_grace_ms;
 } lab_shape;
@@ -50,9 +53,9 @@ void lab_shape_lab(lab_shape *s);
 /* Parses one option of the cluster's shape (--nodes N, --node-cpu Q,
  * --node-memory Q, --node-pods N, --node-prefix P, --node-label K=V,
  * --node-taint K=V:EFFECT, --node-runtime-handlers A,B, --namespace NS,
- * --lab, --no-controllers, --kubelet-runtime-check, --node-monitor-grace-period D). Returns how
- * many arguments it used (1 or 2), 0 when argv[0] is not such an option, -1 with err set when its
- * value is bad. */
+ * --lab, --no-controllers, --kubelet-runtime-check, --node-agents, --node-monitor-grace-period D).
+ * Returns how many arguments it used (1 or 2), 0 when argv[0] is not such an option, -1 with err
+ * set when its value is bad. */
 int lab_shape_option(lab_shape *s, int argc, char **argv, gp_error *err);
 
 /* Node `index` of the shape as kwokctl's node template (k8s-semantics.md

@@ -72,8 +72,66 @@ k delete namespace smoke --timeout=180s >/dev/null || fail "the namespace was no
 kill "$pid"
 wait "$pid" 2>/dev/null || true
 pid=
+
+# The node agents (--node-agents): their host thread serves the nodes'
+# sockets and restarts daemons while the controllers' thread asks them and
+# the HTTP threads act on them. The toolkit signals containerd (it exits and
+# comes back 5 s later), the device plugin then registers, a restart and a
+# reboot go through the API server's /gpuop/v1/agents routes.
+TSAN_OPTIONS="halt_on_error=0 exitcode=0 log_path=$work/tsan second_deadlock_stack=1" \
+    "$server" --data "$work/ag" --port 0 --nodes 3 --node-agents >"$work/server.log" 2>&1 &
+pid=$!
+k() { kubectl --kubeconfig "$work/ag/kubeconfig" "$@"; }
+for _ in $(seq 1 100); do
+    [ -f "$work/ag/kubeconfig" ] && k get --raw /readyz >/dev/null 2>&1 && break
+    kill -0 "$pid" 2>/dev/null || fail "the agents' server exited: $(tail -5 "$work/server.log")"
+    sleep 0.2
+done
+k apply -f - >/dev/null <<'EOF2'
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: nvidia}
+handler: nvidia
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: toolkit, namespace: default}
+spec:
+  selector: {matchLabels: {app: toolkit}}
+  template:
+    metadata: {labels: {app: toolkit}}
+    spec:
+      containers: [{name: toolkit, image: "nvcr.io/nvidia/k8s/container-toolkit:v1.18.1"}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: plugin, namespace: default}
+spec:
+  selector: {matchLabels: {app: plugin}}
+  template:
+    metadata: {labels: {app: plugin}}
+    spec:
+      runtimeClassName: nvidia
+      containers: [{name: plugin, image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]
+EOF2
+k wait --for=jsonpath='{.status.capacity.nvidia\.com/gpu}'=4 nodes --all --timeout=120s >/dev/null ||
+    fail "the simulated device plugins did not register"
+echo '{}' >"$work/empty.json"
+k create --raw /gpuop/v1/agents/kwok-node-0/restart-containerd -f "$work/empty.json" >/dev/null ||
+    fail "restart-containerd failed"
+echo '{"kernelUpdate": true}' >"$work/reboot.json"
+k create --raw /gpuop/v1/agents/kwok-node-1/reboot -f "$work/reboot.json" >/dev/null ||
+    fail "reboot failed"
+k wait --for=jsonpath='{.status.allocatable.nvidia\.com/gpu}'=0 node/kwok-node-1 --timeout=60s \
+    >/dev/null || fail "the rebooted node kept its GPUs"
+k delete ds toolkit plugin --timeout=60s >/dev/null || fail "the DaemonSets were not deleted"
+k get --raw /gpuop/v1/agents/kwok-node-2 >/dev/null || fail "the agent's status failed"
+
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+pid=
 if compgen -G "$work/tsan.*" >/dev/null && grep -q "ThreadSanitizer" "$work"/tsan.*; then
     grep -h -A30 "WARNING: ThreadSanitizer" "$work"/tsan.* | head -120 >&2
     fail "ThreadSanitizer reported $(grep -h -c 'WARNING: ThreadSanitizer' "$work"/tsan.* | paste -sd+ | bc) problem(s)"
 fi
-echo "tsan: controllers clean (300 pods Running, a DaemonSet on 50 nodes rolled out and updated, the namespace deleted)"
+echo "tsan: controllers clean (300 pods Running, a DaemonSet on 50 nodes rolled out and updated, the namespace deleted; node agents on 3 nodes: toolkit, device plugin, restart, reboot)"

@@ -149,11 +149,37 @@ static void test_state_round_trips(void **state)
     st.driver_installed = false;
     snprintf(st.driver_version, sizeof st.driver_version, "535 \"odd\\\"");
     snprintf(st.kernel_version, sizeof st.kernel_version, "6.1.0-21-amd64");
+    snprintf(st.driver_kernel, sizeof st.driver_kernel, "6.1.0-18-amd64");
+    st.gpus = 8;
+    snprintf(st.gpu_model, sizeof st.gpu_model, "NVIDIA-H100-80GB-HBM3");
     gp_error err = {0};
     assert_int_equal(ag_node_state_write(f->dir, &st, &err), 0);
     ag_node_state back;
     assert_int_equal(ag_node_state_read(f->dir, &back, &err), 0);
     assert_memory_equal(&st, &back, sizeof st);
+}
+
+/* Section 5 of gpu-node-facts.md: the module is built per kernel, so a
+ * kernel update without a rebuild leaves the driver unloaded. */
+static void test_driver_loads_only_on_its_kernel(void **state)
+{
+    (void)state;
+    ag_node_state st;
+    ag_node_state_default(&st);
+    assert_true(ag_node_driver_loads(&st));
+    char next[128];
+    ag_node_next_kernel(st.kernel_version, next, sizeof next);
+    assert_string_equal(next, "6.1.0-19-amd64");
+    snprintf(st.kernel_version, sizeof st.kernel_version, "%s", next);
+    assert_false(ag_node_driver_loads(&st));
+    snprintf(st.driver_kernel, sizeof st.driver_kernel, "%s", next);
+    assert_true(ag_node_driver_loads(&st));
+    st.driver_installed = false;
+    assert_false(ag_node_driver_loads(&st));
+    ag_node_next_kernel("5.15.0", next, sizeof next);
+    assert_string_equal(next, "5.15.0+1");
+    ag_node_next_kernel("6.8.0-45-generic", next, sizeof next);
+    assert_string_equal(next, "6.8.0-46-generic");
 }
 
 static void test_missing_state_is_the_default_node(void **state)
@@ -194,7 +220,11 @@ static void test_bad_state_is_named_by_line_and_column(void **state)
     expect_error(f, "[driver]\ninstalled = \"yes\"\n", "2:1", "true or false");
     expect_error(f, "[kernel]\nversion = \"\"\n", "2:1", "must not be empty");
     expect_error(f, "[kernel]\nversion = \"6.1\\n\"\n", "2:1", "control characters");
-    expect_error(f, "\n\n[gpu]\ncount = 4\n", "3:2", "unknown key 'gpu'");
+    expect_error(f, "\n\n[gpus]\ncount = 4\n", "3:2", "unknown key 'gpus'");
+    expect_error(f, "[gpu]\ncount = 65\n", "2:1", "0 to 64");
+    expect_error(f, "[gpu]\ncount = \"4\"\n", "2:1", "gpu.count");
+    expect_error(f, "[gpu]\nmodel = \"\"\n", "2:1", "must not be empty");
+    expect_error(f, "[driver]\nkernel = 6\n", "2:1", "driver.kernel must be a string");
     expect_error(f, "containerd = 1\n", "1:1", "containerd must be a table");
     expect_error(f, "[containerd\n", "1:12", "");
 }
@@ -224,6 +254,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create_never_writes_through_a_link, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_round_trips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_state_is_the_default_node, setup, teardown),
+        cmocka_unit_test(test_driver_loads_only_on_its_kernel),
         cmocka_unit_test_setup_teardown(test_bad_state_is_named_by_line_and_column, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_state_file_must_be_a_regular_file, setup, teardown),
