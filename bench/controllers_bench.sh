@@ -20,6 +20,10 @@
 #              Run PODS_RUNS times, each on a fresh server: a 2-CPU machine's
 #              speed varies from run to run by a fifth, so the report takes
 #              the run with the median Running rate and lists every run's.
+#   agents     the pods scenario again on a server with --node-agents (a
+#              simulated containerd, kubelet runtime state and driver on
+#              every node, src/agents/), AGENTS_RUNS times: nodes Ready, and
+#              the Running rate as a ratio to the median run above.
 #   daemonset  a DaemonSet on NODES nodes rolled out, until its status says
 #              desired == current == ready == available == updated == NODES
 #              and its pods agree (one a node, Running, Ready); then its
@@ -51,7 +55,7 @@
 #
 # Environment (sizes are positive integers): CONTROLLERS_BENCH_NODES (1000),
 # CONTROLLERS_BENCH_PODS (5000), CONTROLLERS_BENCH_THREADS (8),
-# CONTROLLERS_BENCH_PODS_RUNS (3),
+# CONTROLLERS_BENCH_PODS_RUNS (3), CONTROLLERS_BENCH_AGENTS_RUNS (1),
 # CONTROLLERS_BENCH_TIMEOUT (seconds a wait may take, 150),
 # CONTROLLERS_BENCH_MAX_UNAVAILABLE (10%), CONTROLLERS_BENCH_BIG_NODES (5000),
 # CONTROLLERS_BENCH_BIG_PODS (150000), CONTROLLERS_BENCH_BIG_STEP (1000),
@@ -75,6 +79,7 @@ nodes=$(positive CONTROLLERS_BENCH_NODES 1000)
 pods=$(positive CONTROLLERS_BENCH_PODS 5000)
 threads=$(positive CONTROLLERS_BENCH_THREADS 8)
 pods_runs=$(positive CONTROLLERS_BENCH_PODS_RUNS 3)
+agents_runs=$(positive CONTROLLERS_BENCH_AGENTS_RUNS 1)
 timeout=$(positive CONTROLLERS_BENCH_TIMEOUT 150)
 big_nodes=$(positive CONTROLLERS_BENCH_BIG_NODES 5000)
 big_pods=$(positive CONTROLLERS_BENCH_BIG_PODS 150000)
@@ -189,6 +194,21 @@ for run in $(seq 1 "$pods_runs"); do
     stop_server "$name"
 done
 
+# ---- the same pods on simulated nodes (--node-agents: each node's
+# containerd, kubelet runtime state, driver; src/agents/), AGENTS_RUNS times,
+# reported against the median run above ----
+for run in $(seq 1 "$agents_runs"); do
+    name=agents
+    [ "$run" -eq 1 ] || name=agents-run$run
+    if start_server "$name" "$work/$name" --nodes "$nodes" --node-agents; then
+        phase "$name-nodes" nodes-ready --count "$nodes" --since "$since" --timeout "$timeout"
+        phase "$name-namespace" namespace --ns load
+        phase "$name" pods-running --ns load --count "$pods" --threads "$threads" \
+            --timeout "$timeout"
+    fi
+    stop_server "$name"
+done
+
 # ---- DaemonSet: rollout and rolling update ----
 if start_server ds "$work/ds" --nodes "$nodes"; then
     phase ds-nodes nodes-ready --count "$nodes" --since "$since" --timeout "$timeout"
@@ -246,14 +266,14 @@ snapshot end
 status=0
 "$python" - "$results" "$out/controllers.json" "$root/bench" "$nodes" "$pods" "$threads" \
     "$timeout" "$max_unavailable" "$big_nodes" "$big_pods" "$big_step" "$big_budget" \
-    "$reference" "$pods_runs" <<'PY' || status=$?
+    "$reference" "$pods_runs" "$agents_runs" <<'PY' || status=$?
 import datetime, json, math, os, platform, sys
 
 results, json_out, bench_dir = sys.argv[1:4]
 nodes, pods, threads, timeout = (int(x) for x in sys.argv[4:8])
 max_unavailable = sys.argv[8]
-big_nodes, big_pods, big_step, big_budget, reference, pods_runs = (
-    int(x) for x in sys.argv[9:15])
+big_nodes, big_pods, big_step, big_budget, reference, pods_runs, agents_runs = (
+    int(x) for x in sys.argv[9:16])
 sys.path.insert(0, bench_dir)
 from report import other_cpu, words  # noqa: E402  (shared with the TOML report)
 from report import read as read_path  # noqa: E402
@@ -321,6 +341,13 @@ idle = phase("pods-idle")
 finished = p.get("finished") == 1.0
 running_rate = p.get("running_rate") if finished else None
 pods_ok = None if "error" in p else bool(finished and running_rate >= RUNNING_TARGET)
+
+# ---- the same with node agents: the median of its runs ----
+agent_names = ["agents"] + ["agents-run%d" % r for r in range(2, agents_runs + 1)]
+agent_runs = [phase(n) for n in agent_names]
+agents_at = sorted(range(len(agent_runs)), key=lambda i: run_rate(agent_runs[i]))[
+    len(agent_runs) // 2]
+a_nodes, a = phase(agent_names[agents_at] + "-nodes"), agent_runs[agents_at]
 
 # ---- daemonset ----
 d_nodes, ds = phase("ds-nodes"), phase("daemonset")
@@ -442,6 +469,25 @@ else:
     print("  %-60s %9s" % ("server RSS with the %d pods Running" % pods,
                            fmt(mb(memory.get("pods", {}).get("rss_kib")), " MB")))
 print()
+print("%-62s %9s %12s   %s" % ("the same with node agents (--node-agents), median of %d runs" % (
+    len(agent_runs)), "time", "rate", "vs agents off"))
+nodes_line("%d nodes: server exec -> all Ready" % nodes, nodes, a_nodes)
+if "error" in a:
+    print("  FAILED: %s" % a["error"])
+else:
+    a_rate, off_rate = run_rate(a), run_rate(p)
+    vs = "%.2fx" % (a_rate / off_rate) if a_rate > 0 and off_rate > 0 else "-"
+    print("  %-60s %9s %10s/s   %s" % (
+        "Running, end to end" + ("" if a.get("finished") == 1.0 else " (NOT all within %d s)"
+                                 % timeout),
+        fmt(a.get("running_seconds"), " s", 2), fmt(a.get("running_rate"), "", 0), vs))
+    if len(agent_runs) > 1:
+        print("  %-60s %22s" % ("Running/s of each run, in order",
+                                ", ".join(fmt(run_rate(r), "", 0) for r in agent_runs)))
+    print("  %-60s %9s / %s" % ("per pod: created -> Running, p50 / p99",
+                                fmt(a.get("e2e_p50_ms"), " ms", 0),
+                                fmt(a.get("e2e_p99_ms"), " ms", 0)))
+print()
 print("%-62s %9s %12s   %s" % ("DaemonSet on %d nodes, maxUnavailable %s" % (nodes, max_unavailable),
                                "time", "rate", "check"))
 nodes_line("%d nodes: server exec -> all Ready" % nodes, nodes, d_nodes)
@@ -546,6 +592,8 @@ doc = {
               "rate": "per second", "kib": "KiB from /proc/PID/status", "MB": "10^6 bytes"},
     "pods": {"nodes_ready": p_nodes, "run": p, "runs": runs, "median_run": median_at + 1,
              "idle": idle, "memory": memory.get("pods")},
+    "agents": {"nodes_ready": a_nodes, "run": a, "runs": agent_runs,
+               "median_run": agents_at + 1},
     "daemonset": {"nodes_ready": d_nodes, "run": ds, "memory": memory.get("daemonset")},
     "scale": {"nodes_ready": big_n, "steps": steps, "unfinished_step": unfinished,
               "reached_pods": reached, "rss_at_big_pods_mb": rss_at_big,
