@@ -68,26 +68,17 @@ pod_status=${ANALYZERS_BENCH_POD_STATUS:-1}
 [ "$nodes" -ge 2 ] || die "ANALYZERS_BENCH_NODES must be at least 2 (kwok-node-1 is the slots node)"
 [ "$per_node" -gt 4 ] || die "ANALYZERS_BENCH_PODS_PER_NODE must be at least 5 (4 GPU pods + the DaemonSet's)"
 
-out=$build/bench
-results=$out/analyzers-results
+bench_workdir analyzers
 anload=$out/anload
-mkdir -p "$out"
-rm -rf "$results"
-mkdir -p "$results"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuop-anbench.XXXXXX")
-work=$(cd "$work" && pwd -P)
 cluster=$work/cluster
 kc=$cluster/kubeconfig
 failed=0
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-    # the server of `cluster up` is not our child: its pid file says
-    [ -f "$cluster/apiserver.pid" ] &&
+# the server of `cluster up` is not our child: its pid file says
+# shellcheck disable=SC2317 # called by bench_cleanup
+bench_cleanup_more() {
+    [ ! -f "$cluster/apiserver.pid" ] ||
         "$gpuop" cluster down --no-kubeconfig-merge --data "$cluster" >/dev/null 2>&1
-    rm -rf "$work"
 }
-trap cleanup EXIT
 
 echo "analyzers-bench: compiling anload" >&2
 "$cc" -O2 -g -std=c11 -Wall -Wextra -pthread -o "$anload" "$root/bench/anload.c" -lcurl -lpthread ||

@@ -62,31 +62,17 @@ nodes=$(positive APISERVER_BENCH_NODES 1000)
 pods=$(positive APISERVER_BENCH_PODS 30000)
 lab_pods=100
 
-out=$build/bench
-results=$out/apiserver-results
-apiload=$out/apiload
-mkdir -p "$out"
-rm -rf "$results"
-mkdir -p "$results"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuop-apibench.XXXXXX")
-work=$(cd "$work" && pwd -P)
-server_pid=
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    # `gpuop cluster up` servers are not our children: their pid files say.
+bench_workdir apiserver
+# `gpuop cluster up` servers are not our children: their pid files say.
+# shellcheck disable=SC2317 # called by bench_cleanup
+bench_cleanup_more() {
     local f
     for f in "$work"/up-*/apiserver.pid; do
         [ -f "$f" ] && "$gpuop" cluster down --no-kubeconfig-merge --data "$(dirname "$f")" \
             >/dev/null 2>&1
     done
-    rm -rf "$work"
+    return 0
 }
-trap cleanup EXIT
 
 bench_apiload
 log=$work/commands.log

@@ -91,25 +91,7 @@ max_unavailable=${CONTROLLERS_BENCH_MAX_UNAVAILABLE:-10%}
 reference=${CONTROLLERS_BENCH_REFERENCE:-1}
 [[ $reference =~ ^[01]$ ]] || die "CONTROLLERS_BENCH_REFERENCE must be 0 or 1, got '$reference'"
 
-out=$build/bench
-results=$out/controllers-results
-apiload=$out/apiload
-mkdir -p "$out"
-rm -rf "$results"
-mkdir -p "$results"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuop-ctrlbench.XXXXXX")
-work=$(cd "$work" && pwd -P)
-server_pid=
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir controllers
 
 bench_apiload
 

@@ -43,25 +43,7 @@ seconds=$(positive EVENTS_BENCH_SECONDS 60)
 nodes=$(positive EVENTS_BENCH_NODES 10)
 kubectl_runs=$(positive EVENTS_BENCH_KUBECTL_RUNS 5)
 
-out=$build/bench
-results=$out/events-results
-apiload=$out/apiload
-mkdir -p "$out"
-rm -rf "$results"
-mkdir -p "$results"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuop-eventsbench.XXXXXX")
-work=$(cd "$work" && pwd -P)
-server_pid=
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir events
 
 bench_apiload
 

@@ -18,6 +18,34 @@ bench_setup() {
     build=$(cd "$build_arg" && pwd)
 }
 
+# NAME: the folders of a benchmark that runs servers: $out (BUILD/bench),
+# $results (BUILD/bench/NAME-results, made anew), $apiload (the load
+# client's path) and $work, a private temporary directory. On exit the
+# server in $server_pid is stopped, bench_cleanup_more runs when the script
+# defines it (servers that are not its children), and $work goes.
+bench_workdir() {
+    out=$build/bench
+    results=$out/$1-results
+    apiload=$out/apiload
+    mkdir -p "$out"
+    rm -rf "$results"
+    mkdir -p "$results"
+    work=$(mktemp -d "${TMPDIR:-/tmp}/gpuop-$1-bench.XXXXXX")
+    work=$(cd "$work" && pwd -P)
+    server_pid=
+    trap bench_cleanup EXIT
+}
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+bench_cleanup() {
+    if [ -n "${server_pid:-}" ]; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    if declare -F bench_cleanup_more >/dev/null; then bench_cleanup_more || true; fi
+    rm -rf "$work"
+}
+
 # Builds bench/apiload.c (the C load client of the API benchmarks) into
 # $apiload with $cc, then picks a free port into $port and sets $url.
 bench_apiload() {
