@@ -11,9 +11,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "temp_dir.h"
+
 #include "json_assert.h"
 
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,17 +48,11 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
     ag_daemon_free(&f->d);
-    nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    temp_dir_remove(f->dir);
     free(f);
     return 0;
 }

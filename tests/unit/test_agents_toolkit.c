@@ -11,10 +11,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "temp_dir.h"
+
 #include "json_assert.h"
 
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +45,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
-    nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    temp_dir_remove(f->dir);
     free(f);
     return 0;
 }

@@ -15,6 +15,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "temp_dir.h"
+
 #include <errno.h>
 #include <ftw.h>
 #include <glob.h>
@@ -279,18 +281,10 @@ static int setup(void **state)
     return fx->source ? 0 : -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     fixture *fx = *state;
-    nftw(fx->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    temp_dir_remove(fx->dir);
     json_decref(fx->source);
     free(fx);
     return 0;

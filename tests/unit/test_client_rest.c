@@ -17,6 +17,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "temp_dir.h"
+
 #include "json_assert.h"
 
 #include <arpa/inet.h>
@@ -175,14 +177,6 @@ static int group_setup(void **state)
     return res == KC_OK ? 0 : -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int group_teardown(void **state)
 {
     (void)state;
@@ -191,7 +185,7 @@ static int group_teardown(void **state)
     char *down[] = {the.gpuop, "cluster", "down", "--data", the.data, NULL};
     ran r = run(down);
     ran_free(&r);
-    nftw(the.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    temp_dir_remove(the.dir);
     return 0;
 }
 

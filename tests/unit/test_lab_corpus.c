@@ -30,9 +30,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "temp_dir.h"
+
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <libintl.h>
 #include <locale.h>
@@ -139,16 +140,9 @@ static void read_case(lab_case *c)
 
 /* ---- the workspace ---- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void remove_tree(const char *dir)
 {
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    temp_dir_remove(dir);
 }
 
 /* Copies the tree `from` into `to`, keeping each file's mode; a script

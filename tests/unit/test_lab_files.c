@@ -13,10 +13,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "temp_dir.h"
+
 #include "json_assert.h"
 #include "procs.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,17 +56,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
-    nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    temp_dir_remove(f->root);
     free(f);
     return 0;
 }
