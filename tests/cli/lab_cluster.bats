@@ -7,6 +7,7 @@
 
 bats_require_minimum_version 1.5.0
 load lab_manifests
+load until_output
 
 setup_file() {
     : "${GPUOP:?set GPUOP to the gpuop binary}"
@@ -26,19 +27,6 @@ teardown_file() {
 
 k() {
     kubectl --cache-dir "$LTMP/cache" --request-timeout=10s "$@"
-}
-
-# Polls `k ARGS` until its output equals WANT (at most ~15 s).
-until_output() {
-    local want=$1
-    shift
-    for _ in $(seq 1 150); do
-        [ "$(k "$@" 2>/dev/null)" = "$want" ] && return 0
-        sleep 0.1
-    done
-    echo "last output: $(k "$@" 2>&1)" >&2
-    echo "wanted:      $want" >&2
-    return 1
 }
 
 @test "the lab preset: three Ready, untainted nodes of 16 cpu and 32Gi, and gpu-operator" {

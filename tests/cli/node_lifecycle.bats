@@ -8,6 +8,8 @@
 
 bats_require_minimum_version 1.5.0
 
+load until_output
+
 setup_file() {
     : "${GPUOP:?set GPUOP to the gpuop binary}"
     export LTMP="$BATS_FILE_TMPDIR"
@@ -37,19 +39,6 @@ teardown_file() {
 
 k() {
     kubectl --cache-dir "$LTMP/cache" --request-timeout=10s "$@"
-}
-
-# Polls `k ARGS` until its output equals WANT (at most ~20 s).
-until_output() {
-    local want=$1
-    shift
-    for _ in $(seq 1 200); do
-        [ "$(k "$@" 2>/dev/null)" = "$want" ] && return 0
-        sleep 0.1
-    done
-    echo "last output: $(k "$@" 2>&1)" >&2
-    echo "wanted:      $want" >&2
-    return 1
 }
 
 ready_of() {
