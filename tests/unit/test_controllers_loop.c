@@ -24,6 +24,7 @@
 #include "apiserver/loopback.h"
 #include "apiserver/store.h"
 #include "controllers/controllers.h"
+#include "controllers/controllers_internal.h"
 #include "kube/json.h"
 
 #define T0  ((int64_t)1735725600000) /* 2025-01-01T10:00:00Z */
@@ -326,11 +327,51 @@ static void a_refused_daemonset_backs_off(void **state)
     json_decref(pods);
 }
 
+/* The position of pod `name` in the snapshot's pods. */
+static const json_t *snapshot_pod(const snapshot *s, const char *name)
+{
+    size_t i;
+    const json_t *pod;
+    json_array_foreach(s->pods, i,
+                       pod) if (strcmp(kube_str_at(pod, "metadata.name"), name) == 0) return pod;
+    fail_msg("pod %s is not in the snapshot", name);
+    return NULL;
+}
+
+/* The controllers keep a settled pod (bound, with an address) cut to what
+ * they read, and a pod they may still act on whole: a Running pod loses
+ * its containers in the snapshot, an unschedulable one keeps them. */
+static void settled_pods_are_cut(void **state)
+{
+    fixture *f = *state;
+    create(f, "/api/v1/namespaces", "{'metadata':{'name':'pr2'}}");
+    create(f, "/api/v1/nodes", NODE("nr-0"));
+    int64_t t = T0;
+    settle(f, t);
+    create(f, "/api/v1/namespaces/pr2/pods",
+           "{'metadata':{'name':'runs'},'spec':{'nodeName':'nr-0','containers':[{'name':'c',"
+           "'image':'busybox'}]}}");
+    create(f, "/api/v1/namespaces/pr2/pods",
+           "{'metadata':{'name':'waits'},'spec':{'nodeSelector':{'none':'here'},"
+           "'containers':[{'name':'c','image':'busybox'}]}}");
+    settle(f, t += SEC);
+    json_t *pod = get(f, "/api/v1/namespaces/pr2/pods/runs");
+    assert_string_equal(kube_str_at(pod, "status.phase"), "Running");
+    json_decref(pod);
+    snapshot s = {0};
+    ctl_take_snapshot(f->c, &s);
+    assert_null(kube_at(snapshot_pod(&s, "runs"), "spec.containers"));
+    assert_string_equal(kube_str_at(snapshot_pod(&s, "runs"), "spec.nodeName"), "nr-0");
+    assert_non_null(kube_at(snapshot_pod(&s, "waits"), "spec.containers"));
+    ctl_free_snapshot(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_node_whose_kubelet_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(a_refused_daemonset_backs_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(settled_pods_are_cut, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
