@@ -22,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/kube_cli.h"
+#include "cli/lab_cli.h"
 #include "lab/grade_cluster.h"
 #include "lab/grade_files.h"
 #include "lab/kubectl.h"
@@ -36,20 +37,6 @@
 #include "util/msg.h"
 
 #define CLUSTER_STATE ".gpuop-lab-cluster.json"
-
-typedef enum out_format { OUT_TEXT, OUT_JSON, OUT_JUNIT } out_format;
-
-typedef struct lab_args {
-    const char *verb;
-    char *root; /* malloc'd */
-    int step;   /* 0 = all */
-    bool has_seed;
-    unsigned long long seed;
-    const char *data; /* embedded cluster's data directory */
-    kc_options kube;
-    bool external; /* --kubeconfig or --context given */
-    out_format out;
-} lab_args;
 
 static void lab_usage(FILE *out)
 {
@@ -109,7 +96,7 @@ static int parse_step(const char *s, int *step)
 /* The verbs that may make the workspace. */
 static bool creates_root(const char *verb)
 {
-    return strcmp(verb, "init") == 0 || strcmp(verb, "up") == 0;
+    return strcmp(verb, "init") == 0 || strcmp(verb, "up") == 0 || strcmp(verb, "incident") == 0;
 }
 
 static int parse_args(int argc, char **argv, lab_args *a)
@@ -129,7 +116,8 @@ static int parse_args(int argc, char **argv, lab_args *a)
             continue;
         }
         bool takes = strcmp(arg, "--root") == 0 || strcmp(arg, "--seed") == 0 ||
-                     strcmp(arg, "--data") == 0 || strcmp(arg, "-o") == 0;
+                     strcmp(arg, "--data") == 0 || strcmp(arg, "-o") == 0 ||
+                     strcmp(arg, "--scenario") == 0;
         if (takes && !next) return cli_usage_error("lab", _("%s needs a value"), arg);
         if (strcmp(arg, "--root") == 0) {
             root = argv[++i];
@@ -140,6 +128,12 @@ static int parse_args(int argc, char **argv, lab_args *a)
             a->has_seed = true;
         } else if (strcmp(arg, "--data") == 0) {
             a->data = argv[++i];
+        } else if (strcmp(arg, "--scenario") == 0) {
+            a->scenario = argv[++i];
+        } else if (strcmp(arg, "--node-agents") == 0) {
+            a->node_agents = true;
+        } else if (strcmp(a->verb, "incident") == 0 && arg[0] != '-' && !a->sub) {
+            a->sub = arg;
         } else if (strcmp(arg, "-o") == 0) {
             const char *o = argv[++i];
             if (strcmp(o, "text") == 0)
@@ -179,7 +173,7 @@ static int parse_args(int argc, char **argv, lab_args *a)
 
 /* ---- the workspace and its cluster ------------------------------------- */
 
-static int load_params(const lab_args *a, lab_params *p)
+int cli_lab_load_params(const lab_args *a, lab_params *p)
 {
     gp_error err = {0};
     if (lab_params_load(a->root, p, &err) == 0) return 0;
@@ -282,7 +276,7 @@ static int lab_connect(const lab_args *a, kc_client **c)
 
 /* Steps 5-8 are done with kubectl: one line when the learner has none, or
  * one too old for them (nothing when it will do). */
-static void warn_about_kubectl(void)
+void cli_lab_warn_about_kubectl(void)
 {
     lab_kubectl k;
     gp_error err = {0};
@@ -310,7 +304,7 @@ static void warn_about_kubectl(void)
 
 /* ---- verbs ----------------------------------------------------------- */
 
-static int lab_init(lab_args *a)
+int cli_lab_init(lab_args *a)
 {
     lab_params p, existing;
     gp_error err = {0};
@@ -364,8 +358,8 @@ static int lab_up(lab_args *a)
     int rc;
     if (lab_params_load(a->root, &p, &ignored) != 0) {
         /* up on a fresh root: init first, as a learner would expect. */
-        rc = lab_init(a);
-        if (rc != 0 || (rc = load_params(a, &p)) != 0) return rc;
+        rc = cli_lab_init(a);
+        if (rc != 0 || (rc = cli_lab_load_params(a, &p)) != 0) return rc;
     }
     json_t *state;
     if (a->external) {
@@ -408,14 +402,14 @@ static int lab_up(lab_args *a)
                    _("The lab's cluster is up: nodes lab-node-0..2, namespace gpu-operator.\n"
                      "Try 'kubectl get nodes', then 'gpuop lab steps'.\n"));
     fflush(stdout);
-    warn_about_kubectl();
+    cli_lab_warn_about_kubectl();
     return EXIT_HOLDS;
 }
 
 static int lab_steps(lab_args *a)
 {
     lab_params p;
-    int rc = load_params(a, &p);
+    int rc = cli_lab_load_params(a, &p);
     if (rc != 0) return rc;
     for (int s = 1; s <= LAB_STEPS; s++) {
         if (a->step && s != a->step) continue;
@@ -427,14 +421,14 @@ static int lab_steps(lab_args *a)
     }
     if (!a->step || a->step >= 5) {
         fflush(stdout);
-        warn_about_kubectl();
+        cli_lab_warn_about_kubectl();
     }
     return EXIT_HOLDS;
 }
 
 /* ---- check --------------------------------------------------------------- */
 
-static char *self_exe(void)
+char *cli_lab_self_exe(void)
 {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -448,7 +442,7 @@ static char *self_exe(void)
 static json_t *grade(const lab_args *a, const lab_params *p, bool *cannot_tell)
 {
     json_t *steps = json_array();
-    char *exe = self_exe();
+    char *exe = cli_lab_self_exe();
     json_t *snap = NULL;
     *cannot_tell = false;
     /* step -N: steps 1..N only (status before `lab up`). */
@@ -488,7 +482,7 @@ static json_t *grade(const lab_args *a, const lab_params *p, bool *cannot_tell)
     return steps;
 }
 
-static size_t passed_count(const json_t *list)
+size_t cli_lab_passed_count(const json_t *list)
 {
     size_t n = 0, i;
     const json_t *v;
@@ -502,7 +496,7 @@ static const char *sget(const json_t *o, const char *k)
     return s ? s : "";
 }
 
-static void print_text(const json_t *steps)
+void cli_lab_print_text(const json_t *steps)
 {
     bool color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     const char *ok = color ? "\033[32m" : "", *bad = color ? "\033[31m" : "",
@@ -513,10 +507,13 @@ static void print_text(const json_t *steps)
     {
         const json_t *conds = json_object_get(step, "conditions");
         bool passed = json_is_true(json_object_get(step, "passed"));
-        gp_msg_fprintf(stdout, _("Step %d: %s"),
-                       (int)json_integer_value(json_object_get(step, "step")), sget(step, "title"));
+        int n = (int)json_integer_value(json_object_get(step, "step"));
+        if (n > 0)
+            gp_msg_fprintf(stdout, _("Step %d: %s"), n, sget(step, "title"));
+        else
+            gp_msg_fprintf(stdout, _("Incident: %s"), sget(step, "title"));
         printf("  %s%s%s (%zu/%zu)\n", passed ? ok : bad, passed ? _("PASS") : _("FAIL"), off,
-               passed_count(conds), json_array_size(conds));
+               cli_lab_passed_count(conds), json_array_size(conds));
         json_array_foreach(conds, j, c)
         {
             if (json_is_true(json_object_get(c, "passed"))) continue;
@@ -527,7 +524,7 @@ static void print_text(const json_t *steps)
                 gp_msg_fprintf(stdout, _("      hint:     %s\n"), sget(c, "hint"));
         }
     }
-    gp_msg_fprintf(stdout, _("Result: %zu/%zu steps passed\n"), passed_count(steps),
+    gp_msg_fprintf(stdout, _("Result: %zu/%zu steps passed\n"), cli_lab_passed_count(steps),
                    json_array_size(steps));
 }
 
@@ -555,7 +552,7 @@ static void xml_text(const char *s)
     }
 }
 
-static void print_junit(const json_t *steps)
+void cli_lab_print_junit(const json_t *steps)
 {
     size_t total = 0, failures = 0, i, j;
     const json_t *step, *c;
@@ -563,7 +560,7 @@ static void print_junit(const json_t *steps)
     {
         const json_t *conds = json_object_get(step, "conditions");
         total += json_array_size(conds);
-        failures += json_array_size(conds) - passed_count(conds);
+        failures += json_array_size(conds) - cli_lab_passed_count(conds);
     }
     printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     printf("<testsuites name=\"gpuop-lab\" tests=\"%zu\" failures=\"%zu\">\n", total, failures);
@@ -571,13 +568,19 @@ static void print_junit(const json_t *steps)
     {
         const json_t *conds = json_object_get(step, "conditions");
         int n = (int)json_integer_value(json_object_get(step, "step"));
-        printf("  <testsuite name=\"step%d: ", n);
+        if (n > 0)
+            printf("  <testsuite name=\"step%d: ", n);
+        else
+            printf("  <testsuite name=\"incident: ");
         xml_text(sget(step, "title"));
         printf("\" tests=\"%zu\" failures=\"%zu\">\n", json_array_size(conds),
-               json_array_size(conds) - passed_count(conds));
+               json_array_size(conds) - cli_lab_passed_count(conds));
         json_array_foreach(conds, j, c)
         {
-            printf("    <testcase classname=\"step%d\" name=\"", n);
+            if (n > 0)
+                printf("    <testcase classname=\"step%d\" name=\"", n);
+            else
+                printf("    <testcase classname=\"incident\" name=\"");
             xml_text(sget(c, "code"));
             if (json_is_true(json_object_get(c, "passed"))) {
                 printf("\"/>\n");
@@ -600,14 +603,15 @@ static void print_junit(const json_t *steps)
 static int lab_check(lab_args *a)
 {
     lab_params p;
-    int rc = load_params(a, &p);
+    int rc = cli_lab_load_params(a, &p);
     if (rc != 0) return rc;
     bool cannot_tell;
     json_t *steps = grade(a, &p, &cannot_tell);
     if (a->out == OUT_JSON) {
-        json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:O}", "root", a->root, "seed",
-                                (json_int_t)p.seed, "passed", (json_int_t)passed_count(steps),
-                                "total", (json_int_t)json_array_size(steps), "steps", steps);
+        json_t *doc =
+            json_pack("{s:s, s:I, s:I, s:I, s:O}", "root", a->root, "seed", (json_int_t)p.seed,
+                      "passed", (json_int_t)cli_lab_passed_count(steps), "total",
+                      (json_int_t)json_array_size(steps), "steps", steps);
         char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
         json_decref(doc);
         if (!text) {
@@ -619,11 +623,11 @@ static int lab_check(lab_args *a)
         printf("%s\n", text);
         free(text);
     } else if (a->out == OUT_JUNIT) {
-        print_junit(steps);
+        cli_lab_print_junit(steps);
     } else {
-        print_text(steps);
+        cli_lab_print_text(steps);
     }
-    bool all = passed_count(steps) == json_array_size(steps);
+    bool all = cli_lab_passed_count(steps) == json_array_size(steps);
     json_decref(steps);
     if (cannot_tell) return EXIT_CANNOT_TELL;
     return all ? EXIT_HOLDS : EXIT_DOES_NOT_HOLD;
@@ -631,7 +635,7 @@ static int lab_check(lab_args *a)
 
 /* ---- solve --------------------------------------------------------------- */
 
-static void show_progress(const char *what, int seconds, void *ud)
+void cli_lab_show_progress(const char *what, int seconds, void *ud)
 {
     (void)ud;
     /* Quick waits stay silent; a long one says what it waits for. */
@@ -645,7 +649,7 @@ static void show_progress(const char *what, int seconds, void *ud)
 static int lab_solve(lab_args *a)
 {
     lab_params p;
-    int rc = load_params(a, &p);
+    int rc = cli_lab_load_params(a, &p);
     if (rc != 0) return rc;
     int last = a->step ? a->step : LAB_STEPS;
     kc_client *c = NULL;
@@ -658,7 +662,7 @@ static int lab_solve(lab_args *a)
             r = lab_solve_file_step(s, a->root, &p, &err);
         } else {
             if (!c && (rc = lab_connect(a, &c)) != EXIT_HOLDS) return rc;
-            r = lab_solve_cluster_step(s, a->root, &p, c, show_progress, NULL, &err);
+            r = lab_solve_cluster_step(s, a->root, &p, c, cli_lab_show_progress, NULL, &err);
             if (isatty(STDERR_FILENO)) fputs("\r\033[K", stderr);
         }
         if (r != 0) {
@@ -705,7 +709,7 @@ static void print_cluster(const json_t *state)
 static int lab_status(lab_args *a)
 {
     lab_params p;
-    int rc = load_params(a, &p);
+    int rc = cli_lab_load_params(a, &p);
     if (rc != 0) return rc;
     gp_msg_fprintf(stdout, _("Workspace: %s (seed %llu)\n"), a->root, (unsigned long long)p.seed);
     gp_msg_fprintf(
@@ -729,9 +733,9 @@ static int lab_status(lab_args *a)
         printf("  %d %-4s %s\n", (int)json_integer_value(json_object_get(step, "step")),
                passed ? _("PASS") : _("FAIL"), sget(step, "title"));
     }
-    gp_msg_fprintf(stdout, _("Result: %zu/%zu steps passed\n"), passed_count(steps),
+    gp_msg_fprintf(stdout, _("Result: %zu/%zu steps passed\n"), cli_lab_passed_count(steps),
                    json_array_size(steps));
-    bool all = passed_count(steps) == json_array_size(steps);
+    bool all = cli_lab_passed_count(steps) == json_array_size(steps);
     json_decref(steps);
     if (cannot_tell) return EXIT_CANNOT_TELL;
     return all ? EXIT_HOLDS : EXIT_DOES_NOT_HOLD;
@@ -740,7 +744,7 @@ static int lab_status(lab_args *a)
 static int lab_reset(lab_args *a)
 {
     lab_params p;
-    int rc = load_params(a, &p);
+    int rc = cli_lab_load_params(a, &p);
     if (rc != 0) return rc;
     json_t *state = load_cluster_state(a->root);
     /* A stopped cluster has nothing of the lab's running: only the
@@ -802,7 +806,7 @@ static int lab_down(lab_args *a)
     } else {
         lab_params p;
         kc_client *c = NULL;
-        if ((rc = load_params(a, &p)) == 0 && (rc = lab_connect(a, &c)) == EXIT_HOLDS) {
+        if ((rc = cli_lab_load_params(a, &p)) == 0 && (rc = lab_connect(a, &c)) == EXIT_HOLDS) {
             gp_error err = {0};
             kc_result r = lab_cluster_remove(c, &p, &err);
             if (r != KC_OK)
@@ -838,8 +842,9 @@ int cli_cmd_lab(int argc, char **argv)
         const char *verb;
         int (*run)(lab_args *);
     } verbs[] = {
-        {"init", lab_init},   {"up", lab_up},         {"steps", lab_steps}, {"check", lab_check},
-        {"solve", lab_solve}, {"status", lab_status}, {"reset", lab_reset}, {"down", lab_down},
+        {"init", cli_lab_init}, {"up", lab_up},       {"steps", lab_steps},
+        {"check", lab_check},   {"solve", lab_solve}, {"status", lab_status},
+        {"reset", lab_reset},   {"down", lab_down},   {"incident", cli_lab_incident},
     };
     rc = -1;
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)

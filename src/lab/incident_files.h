@@ -34,4 +34,11 @@ extern const size_t lab_nvidia_dump_len;
 extern const char lab_nvidia_cdi_dump[];
 extern const size_t lab_nvidia_cdi_dump_len;
 
+/* fixed/etc/containerd/conf.d/99-nvidia.toml: a drop-in that adds the
+ * nvidia runtime and keeps runc (containerd 1.6.20 loads both from it and
+ * the main config): the incident's repair, and lab-node-0's drop-in when
+ * the eight steps run on simulated nodes. */
+extern const char lab_fixed_dropin[];
+extern const size_t lab_fixed_dropin_len;
+
 #endif

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "lab/cluster_shape.h"
+#include "lab/kube_ops.h"
 
 static const char *const NODE_NAMES[LAB_NODES] = {"lab-node-0", "lab-node-1", "lab-node-2"};
 
@@ -35,23 +36,12 @@ static bool is_lab_node(const json_t *node)
     return json_is_string(json_object_get(ann, LAB_NODE_ANNOTATION));
 }
 
-/* GET; KC_OK with *out NULL when it does not exist. */
-static kc_result get_optional(kc_client *c, const char *path, json_t **out, gp_error *err)
-{
-    *out = NULL;
-    gp_error ignored;
-    kc_result r = kc_get(c, path, out, &ignored);
-    if (r == KC_NOT_FOUND) return KC_OK;
-    if (r != KC_OK && err) *err = ignored;
-    return r;
-}
-
 static kc_result ensure_namespace(kc_client *c, const char *name, gp_error *err)
 {
     char path[256];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s", name);
     json_t *ns = NULL;
-    kc_result r = get_optional(c, path, &ns, err);
+    kc_result r = lab_kube_get_optional(c, path, &ns, err);
     if (r != KC_OK || ns) {
         json_decref(ns);
         return r;
@@ -88,7 +78,7 @@ static const char *const STEP_OBJECTS[] = {LAB_PATH_DAEMONSET, LAB_PATH_CONFIGMA
 static kc_result marked(kc_client *c, bool *yes, gp_error *err)
 {
     json_t *m = NULL;
-    kc_result r = get_optional(c, LAB_PATH_MARKER, &m, err);
+    kc_result r = lab_kube_get_optional(c, LAB_PATH_MARKER, &m, err);
     *yes = m != NULL;
     json_decref(m);
     return r;
@@ -104,7 +94,7 @@ static kc_result claim(kc_client *c, bool created_ns, gp_error *err)
     if (r != KC_OK || yes) return r;
     for (size_t i = 0; i < N_STEP_OBJECTS; i++) {
         json_t *obj = NULL;
-        if ((r = get_optional(c, STEP_OBJECTS[i], &obj, err)) != KC_OK) return r;
+        if ((r = lab_kube_get_optional(c, STEP_OBJECTS[i], &obj, err)) != KC_OK) return r;
         json_decref(obj);
         if (!obj) continue;
         gp_error_set(err, NULL, 0, 0,
@@ -125,7 +115,7 @@ static kc_result claim(kc_client *c, bool created_ns, gp_error *err)
 kc_result lab_cluster_prepare(kc_client *c, const lab_params *p, gp_error *err)
 {
     json_t *ns = NULL;
-    kc_result r = get_optional(c, LAB_PATH_OPERATOR_NS, &ns, err);
+    kc_result r = lab_kube_get_optional(c, LAB_PATH_OPERATOR_NS, &ns, err);
     bool had_ns = ns != NULL;
     json_decref(ns);
     if (r != KC_OK || (r = ensure_namespace(c, "gpu-operator", err)) != KC_OK ||
@@ -135,7 +125,7 @@ kc_result lab_cluster_prepare(kc_client *c, const lab_params *p, gp_error *err)
         char path[128];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
         json_t *node = NULL;
-        r = get_optional(c, path, &node, err);
+        r = lab_kube_get_optional(c, path, &node, err);
         if (r != KC_OK) return r;
         if (node) {
             bool ours = is_lab_node(node);
@@ -159,31 +149,6 @@ kc_result lab_cluster_prepare(kc_client *c, const lab_params *p, gp_error *err)
         if (r != KC_OK && r != KC_CONFLICT) return r;
     }
     return KC_OK;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* Deletes and waits (up to a minute) until the object is gone, so that a
- * reset followed by a solve never meets a Terminating namespace. */
-static kc_result delete_and_wait(kc_client *c, const char *path, gp_error *err)
-{
-    kc_result r = kc_delete(c, path, "Background", err);
-    if (r == KC_NOT_FOUND) return KC_OK;
-    if (r != KC_OK) return r;
-    for (int i = 0; i < 600; i++) {
-        json_t *obj = NULL;
-        r = get_optional(c, path, &obj, err);
-        if (r != KC_OK) return r;
-        if (!obj) return KC_OK;
-        json_decref(obj);
-        sleep_ms(100);
-    }
-    gp_error_set(err, NULL, 0, 0, "%s is still there a minute after its deletion", path);
-    return KC_API_ERROR;
 }
 
 /* Removes nvidia.com/gpu (and the renamed .shared) from a lab node's status. */
@@ -213,14 +178,14 @@ kc_result lab_cluster_reset(kc_client *c, const lab_params *p, gp_error *err)
         return KC_CONFLICT;
     }
     for (size_t i = 0; i < N_STEP_OBJECTS; i++) {
-        r = delete_and_wait(c, STEP_OBJECTS[i], err);
+        r = lab_kube_delete_and_wait(c, STEP_OBJECTS[i], err);
         if (r != KC_OK) return r;
     }
     for (int i = 0; i < LAB_NODES; i++) {
         char path[128];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
         json_t *node = NULL;
-        r = get_optional(c, path, &node, err);
+        r = lab_kube_get_optional(c, path, &node, err);
         if (r != KC_OK) return r;
         bool ours = node && is_lab_node(node);
         json_decref(node);
@@ -234,7 +199,7 @@ kc_result lab_cluster_reset(kc_client *c, const lab_params *p, gp_error *err)
 kc_result lab_cluster_remove(kc_client *c, const lab_params *p, gp_error *err)
 {
     json_t *marker = NULL;
-    kc_result r = get_optional(c, LAB_PATH_MARKER, &marker, err);
+    kc_result r = lab_kube_get_optional(c, LAB_PATH_MARKER, &marker, err);
     if (r != KC_OK) return r;
     const char *made =
         json_string_value(json_object_get(json_object_get(marker, "data"), "created-namespace"));
@@ -245,7 +210,7 @@ kc_result lab_cluster_remove(kc_client *c, const lab_params *p, gp_error *err)
         char path[128];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
         json_t *node = NULL;
-        r = get_optional(c, path, &node, err);
+        r = lab_kube_get_optional(c, path, &node, err);
         if (r != KC_OK) return r;
         bool ours = node && is_lab_node(node);
         json_decref(node);
@@ -253,7 +218,7 @@ kc_result lab_cluster_remove(kc_client *c, const lab_params *p, gp_error *err)
         r = kc_delete(c, path, NULL, err);
         if (r != KC_OK && r != KC_NOT_FOUND) return r;
     }
-    r = delete_and_wait(c, created_ns ? LAB_PATH_OPERATOR_NS : LAB_PATH_MARKER, err);
+    r = lab_kube_delete_and_wait(c, created_ns ? LAB_PATH_OPERATOR_NS : LAB_PATH_MARKER, err);
     if (r != KC_OK) return r;
     return KC_OK;
 }
@@ -307,7 +272,7 @@ static kc_result get_into(kc_client *c, const char *path, json_t *snap, const ch
                           gp_error *err)
 {
     json_t *obj = NULL;
-    kc_result r = get_optional(c, path, &obj, err);
+    kc_result r = lab_kube_get_optional(c, path, &obj, err);
     if (r != KC_OK) return r;
     json_object_set_new(snap, key, obj ? obj : json_null());
     return KC_OK;
@@ -323,7 +288,7 @@ static kc_result snapshot_nodes(kc_client *c, json_t *snap, gp_error *err)
         char path[256];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", NODE_NAMES[i]);
         json_t *node = NULL;
-        kc_result r = get_optional(c, path, &node, err);
+        kc_result r = lab_kube_get_optional(c, path, &node, err);
         if (r != KC_OK) return r;
         json_object_set_new(nodes, NODE_NAMES[i], node ? node : json_null());
         snprintf(path, sizeof path, "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",

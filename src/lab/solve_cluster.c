@@ -8,6 +8,7 @@
 #include "analyze/nodes.h"
 #include "analyze/rollout.h"
 #include "analyze/slots.h"
+#include "lab/kube_ops.h"
 #include "lab/labcluster.h"
 #include "lab/workspace.h"
 #include "util/buf.h"
@@ -31,12 +32,6 @@ static int lab_write_answer(const char *root, const char *rel, const char *text,
     int rc = lab_write_keeping(root, rel, text, strlen(text), mode, false, &backup, err);
     free(backup);
     return rc;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* ---- manifests --------------------------------------------------------- */
@@ -137,84 +132,45 @@ static json_t *write_manifest(solver *s, const char *rel, char *text)
     return doc;
 }
 
-/* ---- waiting ----------------------------------------------------------- */
+/* ---- waiting and applying -------------------------------------------- */
 
-/* Polls `done` every 200 ms for up to `seconds`, telling the progress
- * callback once a second. 1 when done, 0 on timeout, -1 on an error. */
 typedef int (*poll_fn)(solver *s, void *arg);
+
+typedef struct poll_ctx {
+    solver *s;
+    poll_fn done;
+    void *arg;
+} poll_ctx;
+
+static int poll_once(void *ctx)
+{
+    poll_ctx *p = ctx;
+    return p->done(p->s, p->arg);
+}
+
+/* Polls `done` for up to `seconds` (lab_kube_wait). */
 static int wait_for(solver *s, const char *what, int seconds, poll_fn done, void *arg)
 {
-    for (int tick = 0; tick < seconds * 5; tick++) {
-        int r = done(s, arg);
-        if (r != 0) return r;
-        if (tick % 5 == 0 && s->progress) s->progress(what, tick / 5, s->ud);
-        sleep_ms(200);
-    }
-    gp_error_set(s->err, NULL, 0, 0, "timed out after %d s: %s", seconds, what);
-    return 0;
+    poll_ctx ctx = {s, done, arg};
+    return lab_kube_wait(what, seconds, poll_once, &ctx, s->progress, s->ud, s->err);
 }
 
 static json_t *get_or_null(solver *s, const char *path, kc_result *r)
 {
     json_t *obj = NULL;
-    gp_error e;
-    *r = kc_get(s->c, path, &obj, &e);
-    if (*r == KC_NOT_FOUND)
-        *r = KC_OK;
-    else if (*r != KC_OK)
-        *s->err = e;
+    *r = lab_kube_get_optional(s->c, path, &obj, s->err);
     return obj;
 }
 
-/* ---- applying ------------------------------------------------------------ */
-
-/* Deletes and waits until the object is gone (grace periods included). */
-static int delete_and_wait(solver *s, const char *path)
-{
-    kc_result r = kc_delete(s->c, path, NULL, s->err);
-    if (r != KC_OK && r != KC_NOT_FOUND) return -1;
-    for (int i = 0; i < 600; i++) {
-        json_t *obj = get_or_null(s, path, &r);
-        if (r != KC_OK) return -1;
-        if (!obj) return 0;
-        json_decref(obj);
-        sleep_ms(100);
-    }
-    gp_error_set(s->err, NULL, 0, 0, "%s is still there a minute after its deletion", path);
-    return -1;
-}
-
-/* Creates obj at `collection`, or, when it exists, merges it over the live
- * object (what `kubectl apply` amounts to for these small objects). A live
- * object that `differs` says cannot be patched into shape (a RuntimeClass's
- * handler, a pod's spec are immutable) is deleted and created again. */
 static int apply_checked(solver *s, const char *collection, const char *path, const json_t *obj,
                          bool (*differs)(const json_t *live))
 {
-    kc_result r;
-    json_t *live = get_or_null(s, path, &r);
-    if (r != KC_OK) return -1;
-    if (live && differs && differs(live)) {
-        json_decref(live);
-        if (delete_and_wait(s, path) != 0) return -1;
-        live = NULL;
-    }
-    if (!live) {
-        r = kc_create(s->c, collection, obj, NULL, s->err);
-        return r == KC_OK || r == KC_CONFLICT ? 0 : -1;
-    }
-    json_decref(live);
-    json_t *patch = json_deep_copy(obj);
-    json_object_del(patch, "apiVersion");
-    json_object_del(patch, "kind");
-    r = kc_patch(s->c, path, KC_PATCH_STRATEGIC, patch, NULL, s->err);
-    json_decref(patch);
-    return r == KC_OK ? 0 : -1;
+    return lab_kube_apply(s->c, collection, path, obj, differs, s->err);
 }
 
 static int apply(solver *s, const char *collection, const char *path, const json_t *obj)
 {
-    return apply_checked(s, collection, path, obj, NULL);
+    return lab_kube_apply(s->c, collection, path, obj, NULL, s->err);
 }
 
 static bool runtimeclass_differs(const json_t *live)
@@ -342,7 +298,7 @@ static int ensure_unschedulable_record(solver *s)
         json_decref(patch);
         if (r != KC_OK) return -1;
     }
-    return delete_and_wait(s, LAB_PATH_POD) == 0 ? 1 : -1;
+    return lab_kube_delete_and_wait(s->c, LAB_PATH_POD, s->err) == KC_OK ? 1 : -1;
 }
 
 static int solve_step5(solver *s)
@@ -364,7 +320,7 @@ static int solve_step5(solver *s)
     if (pr != KC_OK) goto out;
     bool wrong = live_pod && pod_differs(live_pod);
     json_decref(live_pod);
-    if (wrong && delete_and_wait(s, LAB_PATH_POD) != 0) goto out;
+    if (wrong && lab_kube_delete_and_wait(s->c, LAB_PATH_POD, s->err) != KC_OK) goto out;
     int need = ensure_unschedulable_record(s);
     if (need < 0) goto out;
     if (need == 1) {

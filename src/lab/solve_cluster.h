@@ -9,11 +9,8 @@
 #define GPUOP_LAB_SOLVE_CLUSTER_H
 
 #include "client/rest.h"
+#include "lab/kube_ops.h"
 #include "lab/lab.h"
-
-/* Called about once a second while a step waits for the cluster:
- * `what` is a translated sentence, `seconds` how long it has waited. */
-typedef void (*lab_progress_fn)(const char *what, int seconds, void *ud);
 
 /* 0, or -1 with err. */
 int lab_solve_cluster_step(int step, const char *root, const lab_params *p, kc_client *c,

@@ -7,11 +7,7 @@
 #include "util/i18n.h"
 #include "util/msg.h"
 
-/* One paragraph is one message: a translator gets whole sentences and may
- * reorder the arguments (%2$s), which a sentence built from pieces forbids. */
-static void para(gp_buf *out, const char *fmt, ...) GP_PRINTF(2, 3);
-
-static void para(gp_buf *out, const char *fmt, ...)
+void lab_text_para(gp_buf *out, const char *fmt, ...)
 {
     if (out->len > 0) gp_buf_addc(out, '\n');
     va_list ap;
@@ -21,14 +17,15 @@ static void para(gp_buf *out, const char *fmt, ...)
     gp_buf_addc(out, '\n');
 }
 
-/* A paragraph without arguments: not a format, so a '%' in a translation
- * stays a '%'. */
-static void plain(gp_buf *out, const char *msg)
+void lab_text_plain(gp_buf *out, const char *msg)
 {
     if (out->len > 0) gp_buf_addc(out, '\n');
     gp_buf_add(out, _(msg));
     gp_buf_addc(out, '\n');
 }
+
+#define para  lab_text_para
+#define plain lab_text_plain
 
 static void step1(gp_buf *out, const char *r)
 {

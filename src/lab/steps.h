@@ -4,6 +4,16 @@
 #define GPUOP_LAB_STEPS_H
 
 #include "lab/lab.h"
+#include "util/buf.h"
+
+/* One paragraph is one message: a translator gets whole sentences and may
+ * reorder the arguments (%2$s), which a sentence built from pieces forbids.
+ * lab_text_para formats the translation of `fmt` (a message id; Korean
+ * particles after a value chosen from it); lab_text_plain adds the
+ * translation of a message that is not a format, so a '%' in it stays.
+ * Paragraphs are separated by a blank line and end in a newline. */
+void lab_text_para(gp_buf *out, const char *fmt, ...) GP_PRINTF(2, 3);
+void lab_text_plain(gp_buf *out, const char *msg);
 
 /* Translated paragraphs separated by blank lines, ending in a newline;
  * malloc'd. NULL for a step outside 1..LAB_STEPS or when out of memory. */

@@ -1,0 +1,219 @@
+#!/usr/bin/env bats
+# `gpuop lab incident`: each scenario replayed from a healthy cluster to its
+# broken state, then repaired through kubectl, the node's files and `gpuop
+# node` alone, as a learner would, and graded on the live state. These test
+# the wiring (the agents use gpuop's own predictions; their agreement with
+# the real containerd is the containerd tests'). The chain's messages are
+# the real ones:
+# - Ready False "container runtime is down": kubernetes/kubernetes
+#   pkg/kubelet/runtime.go runtimeErrors (reason KubeletNotReady,
+#   pkg/kubelet/nodestatus/setters.go ReadyCondition).
+# - "invalid plugin config: no corresponding runtime configured in
+#   `containerd.runtimes` for `containerd` `default_runtime_name = \"runc\""
+#   containerd 1.6 pkg/cri/config/config.go ValidatePluginConfig.
+# - FailedCreatePodSandBox "Failed to create pod sandbox: %v"
+#   pkg/kubelet/kuberuntime/kuberuntime_manager.go; "failed to get sandbox
+#   runtime: no runtime for %q is configured" containerd 1.6
+#   pkg/cri/server/sandbox_run.go.
+# - "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." the
+#   scheduler's fit plugin (pkg/scheduler/framework/plugins/noderesources/
+#   fit.go) and its diagnosis (schedule_one.go).
+# HOME and KUBECONFIG in a temporary directory; one workspace for the file.
+
+bats_require_minimum_version 1.5.0
+
+load until_output
+
+setup_file() {
+    : "${GPUOP:?set GPUOP to the gpuop binary}"
+    export LTMP="$BATS_FILE_TMPDIR"
+    export HOME=$LTMP/home
+    export KUBECONFIG=$LTMP/kubeconfig
+    export WS=$LTMP/ws
+    export DATA=$LTMP/incident
+    mkdir -p "$HOME"
+}
+
+teardown_file() {
+    "$GPUOP" cluster down --data "$DATA" >/dev/null 2>&1 || true
+}
+
+k() {
+    kubectl --cache-dir "$LTMP/cache" --request-timeout=10s "$@"
+}
+
+replay() {
+    "$GPUOP" lab incident --root "$WS" --data "$DATA" --scenario "$1" >"$LTMP/replay.log" 2>&1
+}
+
+check_json() {
+    "$GPUOP" lab incident check --root "$WS" -o json
+}
+
+# The codes of the conditions that fail, one a line.
+failing() {
+    check_json | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+for c in doc["steps"][0]["conditions"]:
+    if not c["passed"]:
+        print(c["code"])'
+}
+
+answer() {
+    printf '%s\n' "$@" >"$WS/out/incident.txt"
+}
+
+node_dir() {
+    echo "$DATA/nodes/$1"
+}
+
+@test "usage: an unknown scenario, another cluster, no incident yet" {
+    run "$GPUOP" lab incident --root "$WS" --scenario kernel-upgrade
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"there is no scenario 'kernel-upgrade'"* ]]
+    run "$GPUOP" lab incident --root "$WS" --kubeconfig "$LTMP/none"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"embedded cluster"* ]]
+    "$GPUOP" lab init --root "$WS" >/dev/null
+    run "$GPUOP" lab incident check --root "$WS"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"no incident in"* ]]
+}
+
+@test "containerd-1.6: the bare drop-in signalled in; every node NotReady, the jobs Pending" {
+    replay containerd-1.6
+    grep -q 'CRI failed: invalid plugin config: no corresponding runtime configured in `containerd.runtimes` for `containerd` `default_runtime_name = "runc"' "$LTMP/replay.log"
+    for n in 0 1 2; do
+        run k get node lab-node-$n -o jsonpath='{range .status.conditions[?(@.type=="Ready")]}{.status} {.reason} {.message}{end}'
+        [ "$output" = "False KubeletNotReady container runtime is down" ]
+    done
+    run k get pod -n gpu-lab cuda-job-0 -o jsonpath='{.status.phase}'
+    [ "$output" = "Pending" ]
+    run "$GPUOP" lab incident check --root "$WS"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"incident.lab-node-0.loaded"* ]]
+}
+
+@test "containerd-1.6: repaired files and a restart bring the nodes back; the toolkit still breaks it" {
+    answer LAYER=containerd-config NODES=lab-node-0,lab-node-1,lab-node-2
+    for n in 0 1 2; do
+        # every runtime the node needs in the drop-in: 1.6 replaces the
+        # main file's runtimes with it
+        cat >"$(node_dir lab-node-$n)/etc/containerd/conf.d/99-nvidia.toml" <<'EOF'
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes]
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+    options = { SystemdCgroup = true }
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+    runtime_type = "io.containerd.runc.v2"
+    options = { BinaryName = "/usr/bin/nvidia-container-runtime", SystemdCgroup = true }
+EOF
+        "$GPUOP" node restart-containerd lab-node-$n
+    done
+    SECS=60 until_output "Running Running Running" get pods -n gpu-lab \
+        -o jsonpath='{.items[*].status.phase}'
+    run failing
+    [ "$output" = "incident.toolkit.durable" ]
+}
+
+@test "containerd-1.6: the toolkit set right, the incident is repaired" {
+    k set env daemonset/nvidia-container-toolkit-daemonset -n gpu-operator GPUOP_TOOLKIT_VARIANT-
+    # the new pods clean up and write the toolkit's own drop-in, restarting containerd
+    for _ in $(seq 1 150); do
+        run "$GPUOP" lab incident check --root "$WS"
+        [ "$status" -eq 0 ] && break
+        sleep 1
+    done
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"PASS (21/21)"* ]]
+}
+
+@test "containerd-1.6: wrong answers fail, right ones written differently pass" {
+    local wrong=(
+        "LAYER=kubelet|NODES=lab-node-0,lab-node-1,lab-node-2|incident.answer.layer"
+        "LAYER=containerd-not-restarted|NODES=lab-node-0,lab-node-1,lab-node-2|incident.answer.layer"
+        "LAYER=device-plugin|NODES=lab-node-0,lab-node-1,lab-node-2|incident.answer.layer"
+        "LAYER=containerd-config|NODES=lab-node-0|incident.answer.nodes"
+        "LAYER=containerd-config|NODES=lab-node-0,lab-node-1,lab-node-2,lab-node-3|incident.answer.nodes"
+        "LAYER=containerd-config|NODE=lab-node-0,lab-node-1,lab-node-2|incident.answer.nodes"
+    )
+    for w in "${wrong[@]}"; do
+        IFS='|' read -r layer nodes code <<<"$w"
+        answer "$layer" "$nodes"
+        run failing
+        [ "$output" = "$code" ] || { echo "$w: $output"; return 1; }
+    done
+    local right=(
+        "LAYER = containerd-config|NODES = lab-node-2, lab-node-0 , lab-node-1"
+        "# the drop-in replaced runc|LAYER=Containerd-Config|NODES=lab-node-1,lab-node-0,lab-node-2"
+    )
+    for r in "${right[@]}"; do
+        IFS='|' read -ra lines <<<"$r"
+        answer "${lines[@]}"
+        run "$GPUOP" lab incident check --root "$WS"
+        [ "$status" -eq 0 ] || { echo "$r: $output"; return 1; }
+    done
+}
+
+@test "not-restarted: the files say nvidia, the daemon does not; restarts repair it" {
+    replay not-restarted
+    local msg='Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured'
+    until_output "$msg" get events -n gpu-operator --field-selector reason=FailedCreatePodSandBox \
+        -o jsonpath='{.items[0].message}'
+    run k get node lab-node-0 -o jsonpath='{.status.capacity.nvidia\.com/gpu}'
+    [ "$output" = "" ]
+    grep -q 'runtimes.nvidia' "$(node_dir lab-node-0)/etc/containerd/conf.d/99-nvidia.toml"
+    # the answer of the last scenario went aside with it
+    [ ! -e "$WS/out/incident.txt" ]
+    answer LAYER=containerd-config NODES=lab-node-0,lab-node-1,lab-node-2
+    run failing
+    [[ "$output" == *"incident.answer.layer"* ]]
+    [[ "$output" == *"incident.lab-node-2.loaded"* ]]
+    [[ "$output" != *"incident.lab-node-2.restart"* ]]
+    for n in 0 1 2; do "$GPUOP" node restart-containerd lab-node-$n; done
+    SECS=60 until_output "Running Running Running" get pods -n gpu-lab \
+        -o jsonpath='{.items[*].status.phase}'
+    answer LAYER=containerd-not-restarted NODES=lab-node-0,lab-node-1,lab-node-2
+    run "$GPUOP" lab incident check --root "$WS"
+    [ "$status" -eq 0 ]
+}
+
+@test "kernel-update: Ready without GPUs; the module rebuilt and a reboot repair it" {
+    replay kernel-update
+    run k get node lab-node-1 -o jsonpath='{.status.nodeInfo.kernelVersion} {.status.allocatable.nvidia\.com/gpu}'
+    [ "$output" = "6.1.0-19-amd64 0" ]
+    run k get node lab-node-1 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'
+    [ "$output" = "True" ]
+    local pending
+    pending=$(k get pods -n gpu-lab --field-selector status.phase=Pending -o name)
+    [ -n "$pending" ]
+    run k get "$pending" -n gpu-lab -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+    [[ "$output" == "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."* ]]
+    answer LAYER=nvidia-driver NODES=lab-node-1
+    run failing
+    [[ "$output" == *"incident.lab-node-1.driver"* ]]
+    [[ "$output" != *"incident.lab-node-0."* ]]
+    # what DKMS does: the module built for the kernel that boots
+    sed -i 's/^kernel = "6.1.0-18-amd64"$/kernel = "6.1.0-19-amd64"/' "$(node_dir lab-node-1)/node.toml"
+    "$GPUOP" node reboot lab-node-1
+    SECS=60 until_output "Running Running Running" get pods -n gpu-lab \
+        -o jsonpath='{.items[*].status.phase}'
+    run "$GPUOP" lab incident check --root "$WS"
+    [ "$status" -eq 0 ]
+}
+
+@test "solve: the reference repair diagnoses the node and passes the grader" {
+    replay kernel-update
+    run "$GPUOP" lab incident check --root "$WS"
+    [ "$status" -eq 1 ]
+    run "$GPUOP" lab incident solve --root "$WS"
+    [ "$status" -eq 0 ]
+    grep -qx 'LAYER=nvidia-driver' "$WS/out/incident.txt"
+    grep -qx 'NODES=lab-node-1' "$WS/out/incident.txt"
+    run "$GPUOP" lab incident check --root "$WS" -o junit
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'<testsuite name="incident: '* ]]
+    # the node's old node.toml is gpuop's, the previous data directory kept
+    ls -d "$DATA".backup-* >/dev/null
+}
