@@ -25,6 +25,7 @@
 #include "cli/lab_cli.h"
 #include "lab/grade_cluster.h"
 #include "lab/grade_files.h"
+#include "lab/incident.h"
 #include "lab/kubectl.h"
 #include "lab/lab.h"
 #include "lab/labcluster.h"
@@ -32,6 +33,7 @@
 #include "lab/solve_files.h"
 #include "lab/steps.h"
 #include "lab/workspace.h"
+#include "util/buf.h"
 #include "util/file.h"
 #include "util/json_out.h"
 #include "util/msg.h"
@@ -40,42 +42,55 @@
 
 static void lab_usage(FILE *out)
 {
-    fputs(_("Usage: gpuop lab init [--seed S]\n"
-            "       gpuop lab up [--data DIR | --kubeconfig FILE [--context NAME]]\n"
-            "       gpuop lab steps [N]\n"
-            "       gpuop lab check [N] [-o text|json|junit]\n"
-            "       gpuop lab solve [N]\n"
-            "       gpuop lab status | reset | down\n"
-            "Every verb takes --root DIR, the workspace (default $HOME/gpuop): a\n"
-            "directory the lab made, or a new or empty one for init; never /, a\n"
-            "home directory itself or a system directory.\n"
-            "\n"
-            "  init    create the workspace: etc/containerd, bin, k8s, out and the\n"
-            "          incident's evidence (evidence/containerd-config-dump.toml).\n"
-            "          --seed S draws the lab's numbers; without it they are the\n"
-            "          incident's (4 x A100 40 GiB, 5 replicas, 32Gi nodes, 64Gi).\n"
-            "  up      start the embedded control plane (data in DIR, default\n"
-            "          ~/.local/share/gpuop/cluster) and make kubectl use it; or,\n"
-            "          with --kubeconfig/--context, add the lab's three fake nodes\n"
-            "          (kwok) to that cluster, touching no other node.\n"
-            "  steps   print the task of step N (1-8), or of every step, with the\n"
-            "          format each answer file has.\n"
-            "  check   grade step N, or every step: what was expected, what was\n"
-            "          found and where, with a hint. The check script of step 4\n"
-            "          runs with a time limit, and nothing it starts outlives it.\n"
-            "  solve   bring the lab to the end of step N (default 8) from any\n"
-            "          state, using gpuop's own field tools for the answers.\n"
-            "  status  the workspace, the cluster and which steps pass.\n"
-            "  reset   remove what the steps created on the cluster, restore the\n"
-            "          nodes, move the workspace aside to ROOT.backup-TIME and\n"
-            "          start a fresh one with the same numbers.\n"
-            "  down    stop the embedded cluster, or remove the lab's nodes and\n"
-            "          objects from the cluster it was added to.\n"
-            "\n"
-            "Exit status: 0 passes (or done), 1 a check fails (check, status),\n"
-            "2 cannot tell (no workspace, cluster unreachable or stopped, usage\n"
-            "error).\n"),
-          out);
+    fputs(
+        _("Usage: gpuop lab init [--seed S]\n"
+          "       gpuop lab up [--data DIR [--node-agents] | --kubeconfig FILE [--context NAME]]\n"
+          "       gpuop lab steps [N]\n"
+          "       gpuop lab check [N] [-o text|json|junit]\n"
+          "       gpuop lab solve [N]\n"
+          "       gpuop lab status | reset | down\n"
+          "       gpuop lab incident [--scenario NAME] [--data DIR]\n"
+          "       gpuop lab incident steps | check [-o text|json|junit] | solve | down\n"
+          "Every verb takes --root DIR, the workspace (default $HOME/gpuop): a\n"
+          "directory the lab made, or a new or empty one for init; never /, a\n"
+          "home directory itself or a system directory.\n"
+          "\n"
+          "  init    create the workspace: etc/containerd, bin, k8s, out and the\n"
+          "          incident's evidence (evidence/containerd-config-dump.toml).\n"
+          "          --seed S draws the lab's numbers; without it they are the\n"
+          "          incident's (4 x A100 40 GiB, 5 replicas, 32Gi nodes, 64Gi).\n"
+          "  up      start the embedded control plane (data in DIR, default\n"
+          "          ~/.local/share/gpuop/cluster) and make kubectl use it; or,\n"
+          "          with --kubeconfig/--context, add the lab's three fake nodes\n"
+          "          (kwok) to that cluster, touching no other node. With\n"
+          "          --node-agents the nodes are simulated (containerd, kubelet,\n"
+          "          driver: gpuop node acts on them) and step 6's GPUs come from a\n"
+          "          device plugin instead of a status patch.\n"
+          "  steps   print the task of step N (1-8), or of every step, with the\n"
+          "          format each answer file has.\n"
+          "  check   grade step N, or every step: what was expected, what was\n"
+          "          found and where, with a hint. The check script of step 4\n"
+          "          runs with a time limit, and nothing it starts outlives it.\n"
+          "  solve   bring the lab to the end of step N (default 8) from any\n"
+          "          state, using gpuop's own field tools for the answers.\n"
+          "  status  the workspace, the cluster and which steps pass.\n"
+          "  reset   remove what the steps created on the cluster, restore the\n"
+          "          nodes, move the workspace aside to ROOT.backup-TIME and\n"
+          "          start a fresh one with the same numbers.\n"
+          "  down    stop the embedded cluster, or remove the lab's nodes and\n"
+          "          objects from the cluster it was added to.\n"
+          "  incident  replay the incident by itself on simulated nodes, in a fresh\n"
+          "          embedded cluster (data in DIR, default\n"
+          "          ~/.local/share/gpuop/incident; an earlier one is moved aside):\n"
+          "          healthy first, then broken. NAME is containerd-1.6 (the\n"
+          "          default), not-restarted or kernel-update. Find the layer, repair\n"
+          "          it, write out/incident.txt; 'incident check' grades the live\n"
+          "          cluster, 'incident solve' repairs it, 'incident down' stops it.\n"
+          "\n"
+          "Exit status: 0 passes (or done), 1 a check fails (check, status),\n"
+          "2 cannot tell (no workspace, cluster unreachable or stopped, usage\n"
+          "error).\n"),
+        out);
     cli_kube_options_help(out);
 }
 
@@ -351,6 +366,49 @@ static int prepare_nodes(lab_args *a, const lab_params *p)
     return EXIT_HOLDS;
 }
 
+/* Whether the cluster answers the node agents' route. */
+static bool has_agents(const char *data)
+{
+    char *kubeconfig = gp_format("%s/kubeconfig", data);
+    kc_options o = {0};
+    o.kubeconfig = kubeconfig;
+    kc_client *c = NULL;
+    gp_error err = {0};
+    bool yes = false;
+    if (kubeconfig && kc_client_open(&o, &c, &err) == KC_OK) {
+        json_t *list = NULL;
+        yes = kc_get(c, "/gpuop/v1/agents", &list, &err) == KC_OK;
+        json_decref(list);
+    }
+    kc_client_free(c);
+    free(kubeconfig);
+    return yes;
+}
+
+/* The embedded cluster in DATA, with node agents when asked (lab-node-0's
+ * containerd seeded with the nvidia handler, the nodes with the lab's
+ * GPUs). A cluster already running in the other mode is not restarted
+ * behind the learner's back: they are told how. */
+static int up_embedded(lab_args *a, const lab_params *p, const char *data)
+{
+    gp_error err = {0};
+    if (a->node_agents &&
+        (gp_mkdirs(data, 0700, &err) != 0 || lab_seed_nodes(data, p, true, &err) != 0)) {
+        cli_report(&err);
+        return EXIT_CANNOT_TELL;
+    }
+    char *argv[] = {"cluster", "up", "--data", (char *)data, "--node-agents", NULL};
+    int rc = cli_cmd_cluster(a->node_agents ? 5 : 4, argv);
+    if (rc != EXIT_HOLDS) return rc;
+    if (has_agents(data) == a->node_agents) return EXIT_HOLDS;
+    cli_error(a->node_agents ? _("the cluster in %s already runs without node agents; 'gpuop lab "
+                                 "down' first, then 'gpuop lab up --node-agents'")
+                             : _("the cluster in %s already runs with node agents; 'gpuop lab "
+                                 "down' first, then 'gpuop lab up'"),
+              data);
+    return EXIT_CANNOT_TELL;
+}
+
 static int lab_up(lab_args *a)
 {
     lab_params p;
@@ -361,7 +419,15 @@ static int lab_up(lab_args *a)
         rc = cli_lab_init(a);
         if (rc != 0 || (rc = cli_lab_load_params(a, &p)) != 0) return rc;
     }
-    json_t *state;
+    json_t *state = load_cluster_state(a->root);
+    /* `lab up` again keeps the mode the lab was brought up in */
+    if (json_is_true(json_object_get(state, "agents"))) a->node_agents = true;
+    json_decref(state);
+    if (a->external && a->node_agents) {
+        cli_error("%s", _("--node-agents simulates the nodes of gpuop's embedded cluster; it "
+                          "does not go with --kubeconfig/--context"));
+        return EXIT_CANNOT_TELL;
+    }
     if (a->external) {
         state = json_pack("{s:s}", "mode", "external");
         if (a->kube.kubeconfig) {
@@ -377,15 +443,14 @@ static int lab_up(lab_args *a)
             cli_error(_("HOME is not set; give --data DIR"));
             return EXIT_CANNOT_TELL;
         }
-        char *argv[] = {"cluster", "up", "--data", data, NULL};
-        rc = cli_cmd_cluster(4, argv);
+        rc = up_embedded(a, &p, data);
         if (rc != EXIT_HOLDS) {
             free(data);
             return rc;
         }
         char abs[PATH_MAX];
-        state =
-            json_pack("{s:s, s:s}", "mode", "embedded", "data", realpath(data, abs) ? abs : data);
+        state = json_pack("{s:s, s:s, s:b}", "mode", "embedded", "data",
+                          realpath(data, abs) ? abs : data, "agents", a->node_agents);
         free(data);
     }
     rc = save_cluster_state(a->root, state);
@@ -411,9 +476,12 @@ static int lab_steps(lab_args *a)
     lab_params p;
     int rc = cli_lab_load_params(a, &p);
     if (rc != 0) return rc;
+    json_t *state = load_cluster_state(a->root);
+    bool agents = json_is_true(json_object_get(state, "agents"));
+    json_decref(state);
     for (int s = 1; s <= LAB_STEPS; s++) {
         if (a->step && s != a->step) continue;
-        char *text = lab_step_text(s, &p, a->root);
+        char *text = lab_step_text(s, &p, a->root, agents);
         gp_msg_fprintf(stdout, _("Step %d: %s\n"), s, _(lab_step_title(s)));
         fputs(text ? text : "", stdout);
         if (s < LAB_STEPS && !a->step) putchar('\n');

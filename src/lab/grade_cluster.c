@@ -543,8 +543,34 @@ static const char *other_advertiser(const grader *g, const char *except)
     return NULL;
 }
 
+/* Simulated nodes: the count in node status is the device plugin's, as
+ * lab-node-0's kubelet (its agent) registered it, not a hand patch. */
+static void grade_step6_plugin(grader *g, const json_t *agent, const char *want)
+{
+    long long registered = -1;
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(agent, "devices"), i, d)
+    {
+        const char *name = json_string_value(json_object_get(d, "name"));
+        if (name && strcmp(name, "nvidia.com/gpu") == 0)
+            registered = json_integer_value(json_object_get(d, "allocatable"));
+    }
+    char observed[64];
+    if (registered < 0)
+        snprintf(observed, sizeof observed, "%s", _("(no plugin registered)"));
+    else
+        snprintf(observed, sizeof observed, "%lld", registered);
+    cond(g, "cluster.node0.plugin", registered >= 0 && registered == atoll(want),
+         "node/lab-node-0 kubelet device manager (gpuop node status lab-node-0)", want, observed,
+         N_("On simulated nodes the GPUs are the device plugin's to advertise: its DaemonSet's "
+            "pod on lab-node-0 registers them; a status patch is not a registration."));
+}
+
 static void grade_step6_cluster(grader *g)
 {
+    const json_t *agent = json_object_get(g->snap, "node0_agent");
+    bool agents = agent && !json_is_null(agent);
     char want[32];
     snprintf(want, sizeof want, "%d", g->p->gpus_per_node);
     const json_t *node = snap_node(g, "lab-node-0");
@@ -565,6 +591,11 @@ static void grade_step6_cluster(grader *g)
                         _("lab-node-0 advertises nothing, but %s does: patch the node the step "
                           "names."),
                         elsewhere);
+    else if (!cap && !alloc && agents)
+        snprintf(hint, sizeof hint, "%s",
+                 _("On simulated nodes the device plugin's pod registers the GPUs: is it Running "
+                   "on lab-node-0 (kubectl get pods -n gpu-operator -o wide)? Its events say "
+                   "why not."));
     else if (!cap && !alloc)
         snprintf(hint, sizeof hint, "%s",
                  _("The device plugin's registration ends as numbers in node status: patch the "
@@ -586,6 +617,7 @@ static void grade_step6_cluster(grader *g)
     const char *phase = kube_str_at(pod, "status.phase"), *on = kube_str_at(pod, "spec.nodeName");
     char observed[160];
     snprintf(observed, sizeof observed, "phase=%s, node=%s", phase ? phase : "-", on ? on : "-");
+    if (agents) grade_step6_plugin(g, agent, want);
     cond(g, "cluster.pod_running", same(phase, "Running") && same(on, "lab-node-0"),
          "pod/gpu-lab/cuda-probe .status.phase", "phase=Running, node=lab-node-0", observed,
          N_("Once a node advertises the resource, the scheduler places the waiting pod."));

@@ -70,8 +70,9 @@ static kc_result reshape(kc_client *c, const lab_params *p, const char *name, gp
     return r;
 }
 
-static const char *const STEP_OBJECTS[] = {LAB_PATH_DAEMONSET, LAB_PATH_CONFIGMAP,
-                                           LAB_PATH_GPU_LAB_NS, LAB_PATH_RUNTIMECLASS};
+static const char *const STEP_OBJECTS[] = {LAB_PATH_DAEMONSET, LAB_PATH_PLUGIN_DS,
+                                           LAB_PATH_CONFIGMAP, LAB_PATH_GPU_LAB_NS,
+                                           LAB_PATH_RUNTIMECLASS};
 #define N_STEP_OBJECTS (sizeof STEP_OBJECTS / sizeof STEP_OBJECTS[0])
 
 /* Whether `lab up` marked this cluster as the lab's. */
@@ -339,6 +340,11 @@ kc_result lab_cluster_snapshot(kc_client *c, json_t **snapshot, gp_error *err)
         json_decref(snap);
         return r;
     }
+    /* only gpuop's embedded cluster has the route: any other answer (404,
+     * a real cluster's 403) means no simulated node */
+    json_t *agent = NULL;
+    if (lab_kube_get_optional(c, LAB_PATH_NODE0_AGENT, &agent, NULL) != KC_OK) agent = NULL;
+    json_object_set_new(snap, "node0_agent", agent ? agent : json_null());
     *snapshot = snap;
     return KC_OK;
 }

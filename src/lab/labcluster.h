@@ -4,8 +4,9 @@
  * The lab owns exactly: its three nodes (created by it, marked with the
  * annotation gpuop.io/lab-node), namespace gpu-operator when it created
  * it, and the objects its steps name (namespace gpu-lab, RuntimeClass
- * nvidia, ConfigMap gpu-operator/time-slicing-config, DaemonSet
- * gpu-operator/nvidia-container-toolkit). Nothing else is read for
+ * nvidia, ConfigMap gpu-operator/time-slicing-config, DaemonSets
+ * gpu-operator/nvidia-container-toolkit and, on simulated nodes,
+ * gpu-operator/nvidia-device-plugin-daemonset). Nothing else is read for
  * writing, changed or deleted.
  *
  * Those step objects carry names a real GPU cluster uses too (the GPU
@@ -45,7 +46,8 @@ kc_result lab_cluster_remove(kc_client *c, const lab_params *p, gp_error *err);
  *    "runtimeclass": RuntimeClass|null, "pod": Pod|null,
  *    "pod_events": [Event], "configmap": ConfigMap|null,
  *    "daemonset": DaemonSet|null, "ds_pods": [Pod], "revisions": [ControllerRevision],
- *    "ds_events": [Event], "node_pods": [Pod on a lab node]} */
+ *    "ds_events": [Event], "node_pods": [Pod on a lab node],
+ *    "node0_agent": lab-node-0's agent status|null (null: not simulated)} */
 kc_result lab_cluster_snapshot(kc_client *c, json_t **snapshot, gp_error *err);
 
 /* Object paths of the step objects. */
@@ -57,5 +59,10 @@ kc_result lab_cluster_snapshot(kc_client *c, json_t **snapshot, gp_error *err);
 #define LAB_PATH_DAEMONSET                                                                         \
     "/apis/apps/v1/namespaces/gpu-operator/daemonsets/nvidia-container-toolkit"
 #define LAB_PATH_MARKER "/api/v1/namespaces/gpu-operator/configmaps/gpuop-lab"
+/* Step 6 on simulated nodes: the device plugin's DaemonSet. */
+#define LAB_PATH_PLUGIN_DS                                                                         \
+    "/apis/apps/v1/namespaces/gpu-operator/daemonsets/nvidia-device-plugin-daemonset"
+/* lab-node-0's node agent (`gpuop lab up --node-agents`). */
+#define LAB_PATH_NODE0_AGENT "/gpuop/v1/agents/lab-node-0"
 
 #endif

@@ -390,9 +390,55 @@ out:
     return rc;
 }
 
+static char *device_plugin_yaml(void)
+{
+    return strdup("apiVersion: apps/v1\n"
+                  "kind: DaemonSet\n"
+                  "metadata:\n"
+                  "  name: nvidia-device-plugin-daemonset\n"
+                  "  namespace: gpu-operator\n"
+                  "spec:\n"
+                  "  selector:\n"
+                  "    matchLabels:\n"
+                  "      name: nvidia-device-plugin-ds\n"
+                  "  template:\n"
+                  "    metadata:\n"
+                  "      labels:\n"
+                  "        name: nvidia-device-plugin-ds\n"
+                  "    spec:\n"
+                  "      nodeSelector:\n"
+                  "        kubernetes.io/hostname: lab-node-0\n"
+                  "      runtimeClassName: nvidia\n"
+                  "      containers:\n"
+                  "      - name: nvidia-device-plugin-ctr\n"
+                  "        image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0\n");
+}
+
+/* Whether lab-node-0 is simulated: its agent answers. */
+static bool node0_simulated(solver *s)
+{
+    json_t *agent = NULL;
+    bool yes = lab_kube_get_optional(s->c, LAB_PATH_NODE0_AGENT, &agent, NULL) == KC_OK && agent;
+    json_decref(agent);
+    return yes;
+}
+
+/* On simulated nodes the device plugin advertises; elsewhere the status
+ * patch stands for it. */
+static int advertise_node0(solver *s)
+{
+    if (!node0_simulated(s)) return advertise(s, "lab-node-0", s->p->gpus_per_node);
+    json_t *ds = write_manifest(s, "k8s/device-plugin.yaml", device_plugin_yaml());
+    int a =
+        ds ? apply(s, "/apis/apps/v1/namespaces/gpu-operator/daemonsets", LAB_PATH_PLUGIN_DS, ds)
+           : -1;
+    json_decref(ds);
+    return a;
+}
+
 static int solve_step6(solver *s)
 {
-    if (advertise(s, "lab-node-0", s->p->gpus_per_node) != 0) return -1;
+    if (advertise_node0(s) != 0) return -1;
     if (wait_for(s, _("waiting for gpu-lab/cuda-probe to run"), 60, pod_running, NULL) != 1)
         return -1;
     return write_node_table(s);

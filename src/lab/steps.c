@@ -119,12 +119,8 @@ static void step5(gp_buf *out, const char *r)
          r);
 }
 
-static void step6(gp_buf *out, const lab_params *p, const char *r)
+static void step6_table(gp_buf *out, const char *r)
 {
-    para(out,
-         N_("With kubectl patch node lab-node-0 --subresource=status, put nvidia.com/gpu: \"%d\" "
-            "in both capacity and allocatable."),
-         p->gpus_per_node);
     para(out,
          N_("When the pod is Running, save the three nodes' names and how many nvidia.com/gpu "
             "each advertises to %s/out/node-gpu.txt, as a two-column table: on each line a "
@@ -132,6 +128,29 @@ static void step6(gp_buf *out, const lab_params *p, const char *r)
             "nothing for a node that advertises none; a header line first if you like, as "
             "kubectl get nodes -o custom-columns prints one."),
          r);
+}
+
+static void step6(gp_buf *out, const lab_params *p, const char *r, bool agents)
+{
+    if (agents) {
+        /* simulated nodes: the device plugin does what the patch stands for */
+        para(out,
+             N_("The nodes are simulated (gpuop lab up --node-agents): a device plugin "
+                "advertises the GPUs, not a patch. Apply a DaemonSet named "
+                "nvidia-device-plugin-daemonset in namespace gpu-operator, with nodeSelector "
+                "kubernetes.io/hostname: lab-node-0, runtimeClassName: nvidia and one container "
+                "of image nvcr.io/nvidia/k8s-device-plugin:v0.17.0. lab-node-0's containerd "
+                "has loaded the nvidia handler (gpuop node status lab-node-0); the plugin "
+                "registers the node's %d GPUs with its kubelet, which puts them in capacity and "
+                "allocatable."),
+             p->gpus_per_node);
+    } else {
+        para(out,
+             N_("With kubectl patch node lab-node-0 --subresource=status, put nvidia.com/gpu: "
+                "\"%d\" in both capacity and allocatable."),
+             p->gpus_per_node);
+    }
+    step6_table(out, r);
 }
 
 static void step7(gp_buf *out, const lab_params *p, const char *r)
@@ -177,7 +196,7 @@ static void step8(gp_buf *out, const lab_params *p, const char *r)
          r);
 }
 
-char *lab_step_text(int step, const lab_params *p, const char *root)
+char *lab_step_text(int step, const lab_params *p, const char *root, bool agents)
 {
     if (step < 1 || step > LAB_STEPS) return NULL;
     gp_buf out = {0};
@@ -198,7 +217,7 @@ char *lab_step_text(int step, const lab_params *p, const char *root)
         step5(&out, root);
         break;
     case 6:
-        step6(&out, p, root);
+        step6(&out, p, root, agents);
         break;
     case 7:
         step7(&out, p, root);

@@ -3,6 +3,8 @@
 #ifndef GPUOP_LAB_STEPS_H
 #define GPUOP_LAB_STEPS_H
 
+#include <stdbool.h>
+
 #include "lab/lab.h"
 #include "util/buf.h"
 
@@ -16,7 +18,9 @@ void lab_text_para(gp_buf *out, const char *fmt, ...) GP_PRINTF(2, 3);
 void lab_text_plain(gp_buf *out, const char *msg);
 
 /* Translated paragraphs separated by blank lines, ending in a newline;
- * malloc'd. NULL for a step outside 1..LAB_STEPS or when out of memory. */
-char *lab_step_text(int step, const lab_params *p, const char *root);
+ * malloc'd. NULL for a step outside 1..LAB_STEPS or when out of memory.
+ * `agents`: the cluster's nodes are simulated (`gpuop lab up
+ * --node-agents`), and step 6 is the device plugin's, not a patch's. */
+char *lab_step_text(int step, const lab_params *p, const char *root, bool agents);
 
 #endif

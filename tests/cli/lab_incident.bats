@@ -217,3 +217,24 @@ EOF
     # the node's old node.toml is gpuop's, the previous data directory kept
     ls -d "$DATA".backup-* >/dev/null
 }
+
+@test "the eight steps on simulated nodes: step 6 is the device plugin's, a patch is not" {
+    local ws=$LTMP/ws8 data=$LTMP/data8
+    "$GPUOP" lab up --root "$ws" --data "$data" --node-agents >/dev/null 2>&1
+    run "$GPUOP" lab steps 6 --root "$ws"
+    [[ "$output" == *"nvcr.io/nvidia/k8s-device-plugin:v0.17.0"* ]]
+    "$GPUOP" lab solve 5 --root "$ws" >/dev/null 2>&1
+    # the hand patch of the default mode: numbers in status, no registration
+    k patch node lab-node-0 --subresource=status --type=merge \
+        -p '{"status":{"capacity":{"nvidia.com/gpu":"4"},"allocatable":{"nvidia.com/gpu":"4"}}}'
+    run "$GPUOP" lab check 6 --root "$ws" -o json
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'"code": "cluster.node0.plugin"'*'"passed": false'* ]]
+    run "$GPUOP" lab solve --root "$ws"
+    [ "$status" -eq 0 ]
+    run "$GPUOP" lab check --root "$ws"
+    "$GPUOP" lab down --root "$ws" >/dev/null 2>&1
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Result: 8/8 steps passed"* ]]
+    [ -f "$ws/k8s/device-plugin.yaml" ]
+}

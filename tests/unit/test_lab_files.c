@@ -266,28 +266,36 @@ static void step_texts_carry_root_and_numbers(void **state)
     lab_params_for_seed(7, &p);
     char want[256];
     for (int step = 1; step <= LAB_STEPS; step++) {
-        char *text = lab_step_text(step, &p, "/srv/lab");
+        char *text = lab_step_text(step, &p, "/srv/lab", false);
         assert_non_null(text);
         assert_non_null(strstr(text, "/srv/lab/"));
         free(text);
     }
-    char *six = lab_step_text(6, &p, "/srv/lab");
+    char *six = lab_step_text(6, &p, "/srv/lab", false);
     snprintf(want, sizeof want, "nvidia.com/gpu: \"%d\"", p.gpus_per_node);
     assert_non_null(strstr(six, want));
+    assert_null(strstr(six, "k8s-device-plugin"));
     free(six);
-    char *seven = lab_step_text(7, &p, "/srv/lab");
+    /* on simulated nodes the device plugin advertises, and no patch is asked for */
+    six = lab_step_text(6, &p, "/srv/lab", true);
+    assert_non_null(strstr(six, "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"));
+    assert_null(strstr(six, "--subresource=status"));
+    snprintf(want, sizeof want, "%d GPUs", p.gpus_per_node);
+    assert_non_null(strstr(six, want));
+    free(six);
+    char *seven = lab_step_text(7, &p, "/srv/lab", false);
     snprintf(want, sizeof want, "replicas: %d", p.replicas);
     assert_non_null(strstr(seven, want));
     snprintf(want, sizeof want, "\"%d\"", p.gpus_per_node * p.replicas);
     assert_non_null(strstr(seven, want));
     assert_non_null(strstr(seven, p.gpu_model));
     free(seven);
-    char *eight = lab_step_text(8, &p, "/srv/lab");
+    char *eight = lab_step_text(8, &p, "/srv/lab", false);
     snprintf(want, sizeof want, "%dGi", p.ds_request_gib);
     assert_non_null(strstr(eight, want));
     free(eight);
-    assert_null(lab_step_text(0, &p, "/srv/lab"));
-    assert_null(lab_step_text(LAB_STEPS + 1, &p, "/srv/lab"));
+    assert_null(lab_step_text(0, &p, "/srv/lab", false));
+    assert_null(lab_step_text(LAB_STEPS + 1, &p, "/srv/lab", false));
 }
 
 static void params_save_and_load(void **state)
