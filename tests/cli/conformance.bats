@@ -670,6 +670,31 @@ EOF2
     [[ "$output" == *'json: cannot unmarshal number into Go struct field ConfigMap.data of type string'* ]]
 }
 
+@test "application/yaml: keys given twice as kube-apiserver's strict YAML reading says" {
+    # kube-apiserver runs a YAML body through sigs.k8s.io/yaml's
+    # YAMLToJSONStrict under Warn and Strict (apimachinery
+    # runtime/serializer/json/json.go); go-yaml v2 names the line of the
+    # second value. The texts: kubernetes test/integration/apiserver/
+    # field_validation_test.go (post-*-validation-yaml): one warning a line,
+    # then the unknown fields; handlers/rest.go parseYAMLWarnings.
+    k create namespace dec-ydup >/dev/null
+    printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\ndata:\n  k: "1"\n  k: "2"\nbogus: 1\n' >"$CTMP/dup.yaml"
+    run raw POST /api/v1/namespaces/dec-ydup/configmaps application/yaml "$CTMP/dup.yaml"
+    [ "${lines[0]}" = 201 ]
+    [ "${lines[1]}" = 'Warning: 299 - "line 5: key \"name\" already set in map"' ]
+    [ "${lines[2]}" = 'Warning: 299 - "line 8: key \"k\" already set in map"' ]
+    [ "${lines[3]}" = 'Warning: 299 - "unknown field \"bogus\""' ]
+    # the last one wins, as in sigs.k8s.io/yaml's YAMLToJSON
+    run k get cm b -n dec-ydup -o jsonpath='{.data.k}'
+    [ "$output" = 2 ]
+    run raw POST "/api/v1/namespaces/dec-ydup/configmaps?fieldValidation=Strict" application/yaml "$CTMP/dup.yaml"
+    [ "${lines[0]}" = 400 ]
+    [[ "$output" == *'"message":"ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n  line 5: key \"name\" already set in map\n  line 8: key \"k\" already set in map, unknown field \"bogus\""'* ]]
+    run raw POST "/api/v1/namespaces/dec-ydup/configmaps?fieldValidation=Ignore" application/yaml "$CTMP/dup.yaml"
+    [ "${lines[0]}" = 409 ]
+    [[ "$output" != *Warning* ]]
+}
+
 @test "dryRun: from the query and from DeleteOptions, nothing is written" {
     k create namespace dry >/dev/null
     run k create configmap c -n dry --from-literal=a=1 --dry-run=server
