@@ -115,6 +115,82 @@ int as_check_type(json_t *obj, const as_resource *r, as_response *resp)
     return 0;
 }
 
+/* The Go package of a group's internal types, which every version of a
+ * kind is converted to (events.k8s.io's Event is core's). */
+static const char *internal_package(const char *group, const char *kind)
+{
+    if (strcmp(group, "events.k8s.io") == 0 && strcmp(kind, "Event") == 0) return "core";
+    if (!*group) return "core";
+    size_t n = strcspn(group, ".");
+    if (strcmp(group, "node.k8s.io") == 0 || strcmp(group, "coordination.k8s.io") == 0 ||
+        strcmp(group, "authorization.k8s.io") == 0 || n == strlen(group))
+        return group;
+    return NULL;
+}
+
+/* Whether kube's scheme has this kind in this group at v1, as far as the
+ * served resources tell (and the Binding a pod's binding takes). */
+static bool kind_known(const char *group, const char *kind)
+{
+    if (!*group && strcmp(kind, "Binding") == 0) return true;
+    size_t n;
+    const as_resource *all = as_resources(&n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i].group, group) == 0 && strcmp(all[i].kind, kind) == 0 &&
+            strcmp(all[i].version, "v1") == 0)
+            return true;
+    return false;
+}
+
+/* A body whose apiVersion or kind is not the URL's, as the handlers'
+ * decoder answers it (apimachinery runtime/serializer/json/json.go Decode,
+ * runtime.UseOrCreateObject, the codec's conversion to the internal type,
+ * then handlers/rest.go transformDecodeError): a kind the scheme does not
+ * know for that version is `no kind "K" is registered for version "A" in
+ * scheme "pkg/api/legacyscheme/scheme.go:30"`, a known kind of another
+ * internal type fails the conversion (`converting (v1.Pod) to
+ * (core.Binding): unknown conversion`, conversion/converter.go), and the
+ * same internal type in another version passes to create.go's `the API
+ * version in the data (A) does not match the expected API version (V)`.
+ * The kinds known here are the served ones (kind_known). 0 when the
+ * body is of r's type. */
+static int check_body_type(const json_t *obj, const as_resource *r, as_response *resp)
+{
+    char want[96];
+    as_api_version(r, want, sizeof want);
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *k = json_string_value(json_object_get(obj, "kind"));
+    if (!av || !*av) av = want;
+    if (!k || !*k) k = r->kind;
+    if (strcmp(av, want) == 0 && strcmp(k, r->kind) == 0) return 0;
+    const char *slash = strchr(av, '/');
+    char group[96];
+    snprintf(group, sizeof group, "%.*s", slash ? (int)(slash - av) : 0, av);
+    const char *version = slash ? slash + 1 : av;
+    bool known = strcmp(version, "v1") == 0 && kind_known(group, k);
+    const char *from_pkg = known ? internal_package(group, k) : NULL;
+    const char *to_pkg = internal_package(r->group, r->kind);
+    char *why;
+    if (!known || !from_pkg || !to_pkg)
+        why = gp_format("no kind \"%s\" is registered for version \"%s\" in scheme "
+                        "\"pkg/api/legacyscheme/scheme.go:30\"",
+                        k, av);
+    else if (strcmp(from_pkg, to_pkg) != 0 || strcmp(k, r->kind) != 0)
+        why = gp_format("converting (%s.%s) to (%s.%s): unknown conversion", version, k, to_pkg,
+                        r->kind);
+    else
+        why = NULL;
+    char *msg = why ? gp_format("%s in version \"%s\" cannot be handled as a %s: %s", k, version,
+                                r->kind, why)
+                    : gp_format("the API version in the data (%s) does not match the expected "
+                                "API version (%s)",
+                                av, want);
+    as_error_bad_request(resp, msg ? msg : "out of memory");
+    free(msg);
+    free(why);
+    return -1;
+}
+
 json_t *as_parse_json(const char *text, size_t len, bool *duplicates, json_error_t *jerr)
 {
     *duplicates = false;
@@ -241,7 +317,7 @@ json_t *as_decode_request(const as_request *req, const as_resource *r, as_field_
     json_t *yaml_dups;
     json_t *obj = parse_body(req, fv != AS_FV_IGNORE, &duplicates, &yaml_dups, resp);
     if (!obj) return NULL;
-    if (as_check_type(obj, r, resp) != 0) {
+    if (check_body_type(obj, r, resp) != 0 || as_check_type(obj, r, resp) != 0) {
         json_decref(yaml_dups);
         json_decref(obj);
         return NULL;
