@@ -695,6 +695,44 @@ EOF2
     [[ "$output" != *Warning* ]]
 }
 
+@test "pods/binding: the body is a Binding, checked as BindingREST.Create checks it" {
+    # The body is decoded as any create's (create.go; a kind of another
+    # type fails the conversion to core.Binding, converter.go), then
+    # pkg/registry/core/pod/storage/storage.go BindingREST.Create: the name
+    # must be the URL's, and ValidatePodBinding's errors come back as an
+    # aggregate, not an API status: 500 with no reason (ErrorToAPIStatus).
+    k create namespace bind-check >/dev/null
+    k run p -n bind-check --image=registry.k8s.io/pause:3.10 >/dev/null
+    bind() {
+        printf '%s' "$1" >"$CTMP/binding.json"
+        k create --raw /api/v1/namespaces/bind-check/pods/p/binding -f "$CTMP/binding.json"
+    }
+    run bind '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"target":{"name":"n"}}'
+    [ "$status" -eq 1 ]
+    [ "$output" = 'Error from server (BadRequest): Pod in version "v1" cannot be handled as a Binding: converting (v1.Pod) to (core.Binding): unknown conversion' ]
+    run bind '{"apiVersion":"apps/v1","kind":"Binding","metadata":{"name":"p"},"target":{"name":"n"}}'
+    [ "$output" = 'Error from server (BadRequest): Binding in version "v1" cannot be handled as a Binding: no kind "Binding" is registered for version "apps/v1" in scheme "pkg/api/legacyscheme/scheme.go:30"' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":"n"}'
+    [ "$output" = 'Error from server (BadRequest): Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal string into Go struct field Binding.target of type v1.ObjectReference' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"q"},"target":{"name":"n"}}'
+    [ "$output" = 'Error from server (BadRequest): name in URL does not match name in Binding object' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":{}}'
+    [ "$output" = 'Error from server: target.name: Required value' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":{"kind":"Pod"}}'
+    [ "$output" = 'Error from server: [target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]' ]
+    printf '{"kind":"Binding","apiVersion":"v1","metadata":{"name":"p"},"target":{}}' >"$CTMP/binding.json"
+    run raw POST /api/v1/namespaces/bind-check/pods/p/binding application/json "$CTMP/binding.json"
+    [ "${lines[0]}" = 500 ]
+    [[ "$output" != *'"reason"'* ]]
+    # nothing of that bound the pod; a right one does
+    run k get pod p -n bind-check -o jsonpath='{.spec.nodeName}'
+    [ -z "$output" ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":{"kind":"Node","name":"n"}}'
+    [ "$status" -eq 0 ]
+    run k get pod p -n bind-check -o jsonpath='{.spec.nodeName}'
+    [ "$output" = n ]
+}
+
 @test "dryRun: from the query and from DeleteOptions, nothing is written" {
     k create namespace dry >/dev/null
     run k create configmap c -n dry --from-literal=a=1 --dry-run=server
