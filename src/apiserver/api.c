@@ -297,8 +297,10 @@ int as_api_selectors(const as_request *req, const as_resource *r, kube_label_sel
         as_error_bad_request(resp, err.text);
         return -1;
     }
-    *fs = kube_field_selector_parse(as_query(req, "fieldSelector"), as_store_selectable_fields(r),
-                                    &err);
+    const char *text = as_query(req, "fieldSelector");
+    const char *const(*labels)[2] = as_store_field_labels(r);
+    *fs = labels ? kube_field_selector_parse_converted(text, labels, &err)
+                 : kube_field_selector_parse(text, as_store_selectable_fields(r), &err);
     if (!*fs) {
         kube_label_selector_free(*ls);
         *ls = NULL;

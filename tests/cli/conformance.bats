@@ -804,6 +804,58 @@ EOF2
     [ "$output" = "event/new1" ]
 }
 
+@test "events.k8s.io/v1: field selectors in its own names, converted to core's" {
+    # pkg/apis/events/v1/conversion.go AddFieldLabelConversionsForEvent:
+    # regarding.* is involvedObject.*, reportingController is
+    # reportingComponent; "source" falls back to the reporting controller
+    # (pkg/registry/core/event/strategy.go); core's names are refused.
+    k create namespace ev-sel >/dev/null
+    cat >"$CTMP/sel-ev.yaml" <<'EOF2'
+apiVersion: v1
+kind: Event
+metadata: {name: dsfail, namespace: ev-sel}
+involvedObject: {kind: DaemonSet, name: toolkit, namespace: ev-sel, apiVersion: apps/v1, fieldPath: "spec.template"}
+reason: FailedCreate
+message: no runtime handler
+type: Warning
+reportingComponent: daemonset-controller
+---
+apiVersion: v1
+kind: Event
+metadata: {name: sched, namespace: ev-sel}
+involvedObject: {kind: Pod, name: p1, namespace: ev-sel}
+reason: Scheduled
+message: bound
+type: Normal
+source: {component: default-scheduler}
+EOF2
+    k create -f "$CTMP/sel-ev.yaml" >/dev/null
+    sel() { k get events.v1.events.k8s.io -n ev-sel --field-selector "$1" -o name; }
+    run sel reason=FailedCreate
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel regarding.kind=DaemonSet,regarding.name=toolkit
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel regarding.apiVersion=apps/v1,regarding.fieldPath=spec.template
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel reportingController=daemonset-controller
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel source=daemonset-controller
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel source=default-scheduler,type=Normal
+    [ "$output" = "event.events.k8s.io/sched" ]
+    run sel type!=Normal
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel involvedObject.name=toolkit
+    [ "$status" -eq 1 ]
+    [ "$output" = 'Error from server (BadRequest): Unable to find "events.k8s.io/v1, Resource=events" that match label selector "", field selector "involvedObject.name=toolkit": field label not supported: involvedObject.name' ]
+    # the core view keeps its names
+    run k get events -n ev-sel --field-selector involvedObject.name=toolkit -o name
+    [ "$output" = "event/dsfail" ]
+    run k get events -n ev-sel --field-selector regarding.name=toolkit -o name
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'field label not supported: regarding.name' ]]
+}
+
 @test "a Table with includeObject=Object carries the objects: get --sort-by works" {
     k create namespace sort-lab >/dev/null
     for e in late:2025-01-01T00:00:09Z early:2025-01-01T00:00:01Z; do
