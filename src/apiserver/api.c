@@ -120,6 +120,38 @@ bool as_wants_table(const as_request *req)
     return req->accept && strstr(req->accept, "as=Table") && strstr(req->accept, "g=meta.k8s.io");
 }
 
+/* handlers/response.go asTable and optionsForTransform: Object, Metadata
+ * or "" (metadata), None; any other value is refused before anything. */
+int as_table_include_read(const as_request *req, as_table_include *include, as_response *resp)
+{
+    const char *v = as_query(req, "includeObject");
+    *include = AS_INCLUDE_METADATA;
+    if (!v || !*v || strcmp(v, "Metadata") == 0) return 0;
+    if (strcmp(v, "Object") == 0) {
+        *include = AS_INCLUDE_OBJECT;
+        return 0;
+    }
+    if (strcmp(v, "None") == 0) {
+        *include = AS_INCLUDE_NONE;
+        return 0;
+    }
+    gp_buf b = {0};
+    gp_buf_add(&b, "unrecognized includeObject value: ");
+    gp_buf_add_go_quoted(&b, v, strlen(v));
+    char *msg = gp_buf_take(&b);
+    as_error_bad_request(resp, msg ? msg : "unrecognized includeObject value");
+    free(msg);
+    return -1;
+}
+
+/* None leaves the row's runtime.RawExtension empty, which encodes as null
+ * (TableRow's omitempty does nothing for a struct). */
+void as_table_row_include(json_t *row, json_t *object, as_table_include include)
+{
+    if (include == AS_INCLUDE_OBJECT) json_object_set(row, "object", object);
+    if (include == AS_INCLUDE_NONE) json_object_set_new(row, "object", json_null());
+}
+
 void as_status_details(as_response *resp, unsigned code, const char *reason, const char *message,
                        json_t *details)
 {
@@ -213,11 +245,9 @@ static void respond_table(as_response *resp, const as_request *req, const as_res
                           as_blob *const *blobs, size_t n, const char *list_rv,
                           const char *continue_token)
 {
-    /* ?includeObject=: Metadata (the default), Object (kubectl get
-     * --sort-by sorts on the objects) or None */
-    const char *include = as_query(req, "includeObject");
-    bool whole = include && strcmp(include, "Object") == 0;
-    bool none = include && strcmp(include, "None") == 0;
+    /* Object: kubectl get --sort-by sorts on the objects */
+    as_table_include include;
+    if (as_table_include_read(req, &include, resp) != 0) return;
     time_t now = time(NULL);
     json_t *table = as_table(r->group, r->kind, NULL, 0, true, list_rv, now);
     if (continue_token && table) {
@@ -241,8 +271,7 @@ static void respond_table(as_response *resp, const as_request *req, const as_res
         if (!o) continue;
         json_t *one = as_table(r->group, r->kind, &o, 1, false, NULL, now);
         json_t *first = json_array_get(json_object_get(one, "rows"), 0);
-        if (whole) json_object_set(first, "object", o);
-        if (none) json_object_del(first, "object");
+        as_table_row_include(first, o, include);
         json_decref(o);
         char *row = json_dumps(first, JSON_COMPACT);
         json_decref(one);
@@ -297,8 +326,10 @@ int as_api_selectors(const as_request *req, const as_resource *r, kube_label_sel
         as_error_bad_request(resp, err.text);
         return -1;
     }
-    *fs = kube_field_selector_parse(as_query(req, "fieldSelector"), as_store_selectable_fields(r),
-                                    &err);
+    const char *text = as_query(req, "fieldSelector");
+    const char *const(*labels)[2] = as_store_field_labels(r);
+    *fs = labels ? kube_field_selector_parse_converted(text, labels, &err)
+                 : kube_field_selector_parse(text, as_store_selectable_fields(r), &err);
     if (!*fs) {
         kube_label_selector_free(*ls);
         *ls = NULL;

@@ -115,6 +115,82 @@ int as_check_type(json_t *obj, const as_resource *r, as_response *resp)
     return 0;
 }
 
+/* The Go package of a group's internal types, which every version of a
+ * kind is converted to (events.k8s.io's Event is core's). */
+static const char *internal_package(const char *group, const char *kind)
+{
+    if (strcmp(group, "events.k8s.io") == 0 && strcmp(kind, "Event") == 0) return "core";
+    if (!*group) return "core";
+    size_t n = strcspn(group, ".");
+    if (strcmp(group, "node.k8s.io") == 0 || strcmp(group, "coordination.k8s.io") == 0 ||
+        strcmp(group, "authorization.k8s.io") == 0 || n == strlen(group))
+        return group;
+    return NULL;
+}
+
+/* Whether kube's scheme has this kind in this group at v1, as far as the
+ * served resources tell (and the Binding a pod's binding takes). */
+static bool kind_known(const char *group, const char *kind)
+{
+    if (!*group && strcmp(kind, "Binding") == 0) return true;
+    size_t n;
+    const as_resource *all = as_resources(&n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i].group, group) == 0 && strcmp(all[i].kind, kind) == 0 &&
+            strcmp(all[i].version, "v1") == 0)
+            return true;
+    return false;
+}
+
+/* A body whose apiVersion or kind is not the URL's, as the handlers'
+ * decoder answers it (apimachinery runtime/serializer/json/json.go Decode,
+ * runtime.UseOrCreateObject, the codec's conversion to the internal type,
+ * then handlers/rest.go transformDecodeError): a kind the scheme does not
+ * know for that version is `no kind "K" is registered for version "A" in
+ * scheme "pkg/api/legacyscheme/scheme.go:30"`, a known kind of another
+ * internal type fails the conversion (`converting (v1.Pod) to
+ * (core.Binding): unknown conversion`, conversion/converter.go), and the
+ * same internal type in another version passes to create.go's `the API
+ * version in the data (A) does not match the expected API version (V)`.
+ * The kinds known here are the served ones (kind_known). 0 when the
+ * body is of r's type. */
+static int check_body_type(const json_t *obj, const as_resource *r, as_response *resp)
+{
+    char want[96];
+    as_api_version(r, want, sizeof want);
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *k = json_string_value(json_object_get(obj, "kind"));
+    if (!av || !*av) av = want;
+    if (!k || !*k) k = r->kind;
+    if (strcmp(av, want) == 0 && strcmp(k, r->kind) == 0) return 0;
+    const char *slash = strchr(av, '/');
+    char group[96];
+    snprintf(group, sizeof group, "%.*s", slash ? (int)(slash - av) : 0, av);
+    const char *version = slash ? slash + 1 : av;
+    bool known = strcmp(version, "v1") == 0 && kind_known(group, k);
+    const char *from_pkg = known ? internal_package(group, k) : NULL;
+    const char *to_pkg = internal_package(r->group, r->kind);
+    char *why;
+    if (!known || !from_pkg || !to_pkg)
+        why = gp_format("no kind \"%s\" is registered for version \"%s\" in scheme "
+                        "\"pkg/api/legacyscheme/scheme.go:30\"",
+                        k, av);
+    else if (strcmp(from_pkg, to_pkg) != 0 || strcmp(k, r->kind) != 0)
+        why = gp_format("converting (%s.%s) to (%s.%s): unknown conversion", version, k, to_pkg,
+                        r->kind);
+    else
+        why = NULL;
+    char *msg = why ? gp_format("%s in version \"%s\" cannot be handled as a %s: %s", k, version,
+                                r->kind, why)
+                    : gp_format("the API version in the data (%s) does not match the expected "
+                                "API version (%s)",
+                                av, want);
+    as_error_bad_request(resp, msg ? msg : "out of memory");
+    free(msg);
+    free(why);
+    return -1;
+}
+
 json_t *as_parse_json(const char *text, size_t len, bool *duplicates, json_error_t *jerr)
 {
     *duplicates = false;
@@ -125,11 +201,42 @@ json_t *as_parse_json(const char *text, size_t len, bool *duplicates, json_error
     return json_loadb(text, len, 0, jerr);
 }
 
-/* The body as JSON; *text and *len stay the JSON text when there is one
- * (NULL for protobuf and YAML), for the duplicate scan. */
-static json_t *parse_body(const as_request *req, bool *duplicates, as_response *resp)
+/* A YAML body as kube-apiserver 1.32 reads it (k8s.io/apimachinery
+ * pkg/runtime/serializer/json/json.go, Decode and unmarshal): through
+ * sigs.k8s.io/yaml's YAMLToJSON, then, under strict or warn field
+ * validation, once more through YAMLToJSONStrict, whose error (go-yaml v2's
+ * `yaml: unmarshal errors:` with a line per key given twice, v1.4.0 adds no
+ * prefix) comes first among the strict errors. YAMLToJSON's JSON comes from
+ * a Go map, whose keys json.Marshal sorts: the unknown fields are met in
+ * that order. *yaml_dups receives the go-yaml lines (NULL under Ignore). */
+static json_t *parse_yaml_body(const as_request *req, bool strict, json_t **yaml_dups,
+                               as_response *resp)
+{
+    json_t *docs = NULL;
+    gp_error err = {0};
+    int rc = strict
+                 ? gp_yaml_to_json_strict(req->body, req->body_len, "body", &docs, yaml_dups, &err)
+                 : gp_yaml_to_json(req->body, req->body_len, "body", &docs, NULL, &err);
+    if (rc != 0) {
+        as_error_bad_request(resp, err.text);
+        return NULL;
+    }
+    char *sorted =
+        json_dumps(json_array_get(docs, 0), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(docs);
+    json_t *obj = sorted ? json_loads(sorted, JSON_DECODE_ANY, NULL) : NULL;
+    free(sorted);
+    if (!obj) as_status(resp, 500, "InternalError", "out of memory");
+    return obj;
+}
+
+/* The body as JSON. *duplicates: a JSON body has keys given twice (for the
+ * scan of its text); *yaml_dups: what go-yaml said of a YAML body's. */
+static json_t *parse_body(const as_request *req, bool strict, bool *duplicates, json_t **yaml_dups,
+                          as_response *resp)
 {
     *duplicates = false;
+    *yaml_dups = NULL;
     if (!req->body || req->body_len == 0) {
         as_error_bad_request(resp, "the request body is empty");
         return NULL;
@@ -142,14 +249,8 @@ static json_t *parse_body(const as_request *req, bool *duplicates, as_response *
     }
     json_t *obj = NULL;
     if (as_type_is(req->content_type, "application/yaml")) {
-        /* sigs.k8s.io/yaml: the first document, as JSON */
-        json_t *docs = NULL;
-        if (gp_yaml_to_json(req->body, req->body_len, "body", &docs, NULL, &err) != 0) {
-            as_error_bad_request(resp, err.text);
-            return NULL;
-        }
-        obj = json_incref(json_array_get(docs, 0));
-        json_decref(docs);
+        obj = parse_yaml_body(req, strict, yaml_dups, resp);
+        if (!obj) return NULL;
     } else if (req->content_type && !as_type_is(req->content_type, "application/json")) {
         as_status(resp, 415, "UnsupportedMediaType", unsupported_media);
         return NULL;
@@ -166,10 +267,37 @@ static json_t *parse_body(const as_request *req, bool *duplicates, as_response *
     }
     if (!json_is_object(obj)) {
         json_decref(obj);
+        json_decref(*yaml_dups);
+        *yaml_dups = NULL;
         as_error_bad_request(resp, "the request body is not a JSON object");
         return NULL;
     }
     return obj;
+}
+
+/* go-yaml's complaints as kube-apiserver passes them on: one strict error
+ * `yaml: unmarshal errors:\n  line 4: key "a" already set in map\n  ...`
+ * first under Strict; under Warn one warning a line, first
+ * (handlers/rest.go, addStrictDecodingWarnings and parseYAMLWarnings). */
+static void add_yaml_strict(const json_t *yaml_dups, as_field_validation fv, json_t *strict,
+                            json_t *warnings)
+{
+    if (json_array_size(yaml_dups) == 0) return;
+    if (fv != AS_FV_STRICT) {
+        json_array_extend(warnings, (json_t *)yaml_dups);
+        return;
+    }
+    gp_buf b = {0};
+    gp_buf_add(&b, "yaml: unmarshal errors:");
+    size_t i;
+    const json_t *line;
+    json_array_foreach((json_t *)yaml_dups, i, line)
+    {
+        gp_buf_addf(&b, "\n  %s", json_string_value(line));
+    }
+    char *text = gp_buf_take(&b);
+    if (text) json_array_insert_new(strict, 0, json_string(text));
+    free(text);
 }
 
 /* The strict errors as the options say: Strict refuses (-1, *error set),
@@ -186,20 +314,27 @@ json_t *as_decode_request(const as_request *req, const as_resource *r, as_field_
                           json_t *warnings, as_response *resp)
 {
     bool duplicates;
-    json_t *obj = parse_body(req, &duplicates, resp);
+    json_t *yaml_dups;
+    json_t *obj = parse_body(req, fv != AS_FV_IGNORE, &duplicates, &yaml_dups, resp);
     if (!obj) return NULL;
-    if (as_check_type(obj, r, resp) != 0) {
+    if (check_body_type(obj, r, resp) != 0 || as_check_type(obj, r, resp) != 0) {
+        json_decref(yaml_dups);
         json_decref(obj);
         return NULL;
     }
     const as_gotype *t = as_gotype_find(r->group, r->kind);
-    if (!t) return obj;
+    if (!t) {
+        json_decref(yaml_dups);
+        return obj;
+    }
     /* a protobuf body has no names to be unknown */
     bool protobuf = as_type_is(req->content_type, "application/vnd.kubernetes.protobuf");
     as_decode_result res;
     as_decode_check(obj, t, AS_DECODE_JSON, fv != AS_FV_IGNORE && !protobuf, &res);
     if (!res.error && duplicates && fv != AS_FV_IGNORE)
         as_decode_duplicates(req->body, req->body_len, t, res.strict);
+    if (!res.error) add_yaml_strict(yaml_dups, fv, res.strict, warnings);
+    json_decref(yaml_dups);
     char *why = res.error;
     char *strict_msg = NULL;
     if (!why && settle_strict(res.strict, fv, warnings) != 0)

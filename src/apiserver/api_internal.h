@@ -45,6 +45,22 @@ void as_respond_object(as_response *resp, unsigned status, as_blob *blob);
 /* Whether the client asked for a meta.k8s.io Table. */
 bool as_wants_table(const as_request *req);
 
+/* What a Table row carries of its object (TableOptions' includeObject):
+ * its metadata (the default), the whole object, or nothing. */
+typedef enum as_table_include {
+    AS_INCLUDE_METADATA,
+    AS_INCLUDE_OBJECT,
+    AS_INCLUDE_NONE,
+} as_table_include;
+
+/* ?includeObject= of a Table request; -1 after answering kube-apiserver's
+ * 400 for another value. */
+int as_table_include_read(const as_request *req, as_table_include *include, as_response *resp);
+
+/* Gives a row made by as_table (which carries the metadata) what `include`
+ * asks: the object itself, or null. */
+void as_table_row_include(json_t *row, json_t *object, as_table_include include);
+
 /* A query parameter or NULL. */
 const char *as_query(const as_request *req, const char *key);
 

@@ -29,28 +29,6 @@
  * objects, and so do we (with 422 rather than etcd's opaque error). */
 #define MAX_OBJECT_BYTES (3u << 19)
 
-/* The body of a pods/binding POST: a JSON (or protobuf) object. */
-static json_t *decode_body(const as_request *req, as_response *resp)
-{
-    if (!req->body || req->body_len == 0) {
-        as_error_bad_request(resp, "the request body is empty");
-        return NULL;
-    }
-    gp_error err = {0};
-    if (as_type_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
-        json_t *obj = kube_protobuf_decode(req->body, req->body_len, &err);
-        if (!obj) as_error_bad_request(resp, err.text);
-        return obj;
-    }
-    json_t *obj = json_loadb(req->body, req->body_len, 0, NULL);
-    if (!json_is_object(obj)) {
-        json_decref(obj);
-        as_error_bad_request(resp, "the request body is not a JSON object");
-        return NULL;
-    }
-    return obj;
-}
-
 static json_t *metadata_of(json_t *obj)
 {
     json_t *meta = json_object_get(obj, "metadata");
@@ -1036,19 +1014,68 @@ static void set_condition(json_t *pod, const char *type, const char *status)
     json_array_append_new(conds, c);
 }
 
-/* The binding's checks and its change to the pod; 0 when `pod` is to be
- * stored, -1 after answering. */
+/* What a pods/binding POST decodes into: the core v1 Binding. */
+static const as_resource binding_type = {
+    .group = "", .version = "v1", .resource = "bindings", .kind = "Binding"};
+
+/* The Binding as BindingREST.Create checks it (pkg/registry/core/pod/
+ * storage/storage.go), after create.go's namespace check
+ * (rest.EnsureObjectNamespaceMatchesRequestNamespace): its name must be
+ * the URL's, then ValidatePodBinding (pkg/apis/core/validation): a
+ * target.kind other than Node, an empty target.name. Those come back as
+ * field.ErrorList.ToAggregate(), no API status, so kube-apiserver answers
+ * 500 with the aggregate's text and no reason. 0 when it may bind. */
+static int check_binding(const json_t *b, const as_path *p, as_response *resp)
+{
+    const json_t *meta = json_object_get(b, "metadata");
+    const char *ns = kube_str_or_null(meta, "namespace");
+    if (ns && *ns && strcmp(ns, p->ns) != 0) {
+        as_error_bad_request(resp, "the namespace of the provided object does not match the "
+                                   "namespace sent on the request");
+        return -1;
+    }
+    const char *name = kube_str_or_null(meta, "name");
+    if (!name || strcmp(name, p->name) != 0) {
+        as_error_bad_request(resp, "name in URL does not match name in Binding object");
+        return -1;
+    }
+    const json_t *target = json_object_get(b, "target");
+    const char *kind = kube_str_or_null(target, "kind");
+    const char *node = kube_str_or_null(target, "name");
+    gp_buf errs = {0};
+    size_t n = 0;
+    if (kind && *kind && strcmp(kind, "Node") != 0) {
+        gp_buf_add(&errs, "target.kind: Unsupported value: ");
+        gp_buf_add_go_quoted(&errs, kind, strlen(kind));
+        gp_buf_add(&errs, ": supported values: \"Node\", \"<empty>\"");
+        n++;
+    }
+    if (!node || !*node) {
+        gp_buf_add(&errs, n ? ", target.name: Required value" : "target.name: Required value");
+        n++;
+    }
+    if (n == 0) return 0;
+    char *list = gp_buf_take(&errs);
+    char *msg = list && n > 1 ? gp_format("[%s]", list) : NULL;
+    as_json_response(resp, 500,
+                     json_pack("{s:s, s:s, s:{}, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
+                               "v1", "metadata", "status", "Failure", "message",
+                               msg    ? msg
+                               : list ? list
+                                      : "out of memory",
+                               "code", 500));
+    free(msg);
+    free(list);
+    return -1;
+}
+
+/* The binding's change to the pod; 0 when `pod` is to be stored, -1
+ * after answering. */
 static int bind_pod(json_t *pod, const as_path *p, const char *node, const char *want_uid,
                     as_response *resp)
 {
     json_t *spec = json_object_get(pod, "spec");
     const char *assigned = json_string_value(json_object_get(spec, "nodeName"));
-    if (!node || !*node) {
-        as_error_invalid(resp, p->resource, p->name,
-                         json_pack("[{s:s, s:s, s:s}]", "reason", "FieldValueRequired", "message",
-                                   "Required value", "field", "target.name"));
-        return -1;
-    }
     if (want_uid && *want_uid &&
         strcmp(want_uid, kube_str_or_null(kube_obj(pod, "metadata"), "uid")) != 0) {
         as_error_conflict(resp, p->resource, p->name);
@@ -1076,10 +1103,9 @@ static int bind_pod(json_t *pod, const as_path *p, const char *node, const char 
 
 /* The pod is read and changed without the lock, and stored if it is still
  * at the version read (else read again), as an update is. */
-void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+static void bind_to_node(as_api *api, const as_request *req, const as_path *p, const json_t *b,
+                         as_response *resp)
 {
-    json_t *b = decode_body(req, resp);
-    if (!b) return;
     const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
     const char *want_uid = kube_str_or_null(kube_obj(b, "metadata"), "uid");
     for (int attempt = 0;; attempt++) {
@@ -1116,7 +1142,18 @@ void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_respon
         }
         break;
     }
+}
+
+void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_response *resp)
+{
+    as_write_options opt;
+    if (as_write_options_read(req, "CreateOptions", &opt, resp) != 0) return;
+    json_t *warnings = json_array();
+    json_t *b = as_decode_request(req, &binding_type, opt.validation, warnings, resp);
+    if (b && check_binding(b, p, resp) == 0) bind_to_node(api, req, p, b, resp);
     json_decref(b);
+    as_attach_warnings(resp, warnings);
+    json_decref(warnings);
 }
 
 static const char *request_query_none(void *ctx, const char *key)

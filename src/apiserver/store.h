@@ -155,5 +155,10 @@ void as_store_wake_watchers(as_store *s);
 
 /* The field-selector fields of a resource, NULL-terminated. */
 const char *const *as_store_selectable_fields(const as_resource *r);
+/* For a resource whose field labels are not the stored object's fields
+ * (events.k8s.io's Events, stored as core's): the pairs {label, field},
+ * ended by {NULL, NULL}, for kube_field_selector_parse_converted; NULL for
+ * the others. */
+const char *const (*as_store_field_labels(const as_resource *r))[2];
 
 #endif

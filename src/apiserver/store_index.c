@@ -32,11 +32,26 @@ static const char *const event_fields[] = {"metadata.name",
                                            "source",
                                            "type",
                                            NULL};
-static const char *const events_v1_fields[] = {"metadata.name",  "metadata.namespace",
-                                               "regarding.kind", "regarding.namespace",
-                                               "regarding.name", "regarding.uid",
-                                               "reason",         "reportingController",
-                                               "type",           NULL};
+/* events.k8s.io/v1 Events are core Events in the store, and so in the
+ * index: their field labels are converted to core's, as
+ * pkg/apis/events/v1/conversion.go AddFieldLabelConversionsForEvent does
+ * (any other label is "field label not supported"). */
+static const char *const events_v1_labels[][2] = {
+    {"metadata.name", "metadata.name"},
+    {"metadata.namespace", "metadata.namespace"},
+    {"reason", "reason"},
+    {"regarding.kind", "involvedObject.kind"},
+    {"regarding.namespace", "involvedObject.namespace"},
+    {"regarding.name", "involvedObject.name"},
+    {"regarding.uid", "involvedObject.uid"},
+    {"regarding.apiVersion", "involvedObject.apiVersion"},
+    {"regarding.resourceVersion", "involvedObject.resourceVersion"},
+    {"regarding.fieldPath", "involvedObject.fieldPath"},
+    {"reportingController", "reportingComponent"},
+    {"source", "source"},
+    {"type", "type"},
+    {NULL, NULL},
+};
 static const char *const node_fields[] = {"metadata.name", "spec.unschedulable", NULL};
 static const char *const namespace_fields[] = {"metadata.name", "status.phase", NULL};
 
@@ -48,8 +63,14 @@ const char *const *as_store_selectable_fields(const as_resource *r)
         if (strcmp(r->resource, "nodes") == 0) return node_fields;
         if (strcmp(r->resource, "namespaces") == 0) return namespace_fields;
     }
-    if (strcmp(r->group, "events.k8s.io") == 0) return events_v1_fields;
     return common_fields;
+}
+
+const char *const (*as_store_field_labels(const as_resource *r))[2]
+{
+    if (strcmp(r->group, "events.k8s.io") == 0 && strcmp(r->resource, "events") == 0)
+        return events_v1_labels;
+    return NULL;
 }
 
 /* Copies one dotted path of obj into idx, creating the parents. */
@@ -78,7 +99,9 @@ static void index_copy(json_t *idx, const json_t *obj, const char *path)
     }
 }
 
-/* "source" in an event's field selector is source.component. */
+/* "source" in an event's field selector is source.component, or the
+ * reportingController when that is empty (pkg/registry/core/event/
+ * strategy.go ToSelectableFields). */
 static json_t *build_index(const as_resource *r, const json_t *obj)
 {
     json_t *idx = json_object();
@@ -89,6 +112,8 @@ static json_t *build_index(const as_resource *r, const json_t *obj)
     index_copy(idx, obj, "metadata.uid");
     if (fields == event_fields) {
         const json_t *src = json_object_get(json_object_get(obj, "source"), "component");
+        if (!json_is_string(src) || !*json_string_value(src))
+            src = json_object_get(obj, "reportingComponent");
         if (json_is_string(src)) json_object_set(idx, "source", (json_t *)src);
     }
     return idx;

@@ -31,61 +31,9 @@ as_kind as_kind_of(const char *group, const char *kind)
 
 /* ---- Go string quoting ---- */
 
-/* Length of the valid UTF-8 sequence at s, 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-    size_t n;
-    unsigned min;
-    unsigned cp;
-    if (s[0] < 0x80) return 1;
-    if ((s[0] & 0xe0) == 0xc0) {
-        n = 2, min = 0x80, cp = s[0] & 0x1f;
-    } else if ((s[0] & 0xf0) == 0xe0) {
-        n = 3, min = 0x800, cp = s[0] & 0x0f;
-    } else if ((s[0] & 0xf8) == 0xf0) {
-        n = 4, min = 0x10000, cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return n;
-}
-
-/* strconv.Quote: printable UTF-8 stays, the C escapes Go knows are used, other
- * control bytes and invalid UTF-8 become \xNN. (Go also escapes non-printable
- * Unicode such as U+00AD as \u00ad; names and labels never reach that.) */
 void as_quote(gp_buf *sb, const char *s)
 {
-    gp_buf_add(sb, "\"");
-    for (const unsigned char *c = (const unsigned char *)s; *c;) {
-        static const char esc_from[] = "\a\b\f\n\r\t\v\\\"";
-        static const char esc_to[] = "abfnrtv\\\"";
-        const char *e = strchr(esc_from, *c);
-        if (e && *c) {
-            char out[3] = {'\\', esc_to[e - esc_from], '\0'};
-            gp_buf_add(sb, out);
-            c++;
-            continue;
-        }
-        if (*c < 0x20 || *c == 0x7f) {
-            gp_buf_addf(sb, "\\x%02x", *c);
-            c++;
-            continue;
-        }
-        size_t n = utf8_len(c);
-        if (n == 0) {
-            gp_buf_addf(sb, "\\x%02x", *c);
-            c++;
-            continue;
-        }
-        gp_buf_addn(sb, (const char *)c, n);
-        c += n;
-    }
-    gp_buf_add(sb, "\"");
+    gp_buf_add_go_quoted(sb, s, strlen(s));
 }
 
 /* ---- paths ---- */

@@ -28,10 +28,11 @@ struct as_watch {
     kube_label_selector *labels;
     kube_field_selector *fields;
     bool table, table_header_sent;
-    bool bookmark_due; /* allowWatchBookmarks, and one more is to come */
-    long long pos;     /* next event in the store's history */
-    uint64_t rv;       /* the last resourceVersion the client has seen */
-    uint64_t from;     /* the resourceVersion the watch started from */
+    as_table_include include; /* of a table's rows */
+    bool bookmark_due;        /* allowWatchBookmarks, and one more is to come */
+    long long pos;            /* next event in the store's history */
+    uint64_t rv;              /* the last resourceVersion the client has seen */
+    uint64_t from;            /* the resourceVersion the watch started from */
     struct timespec deadline, next_bookmark;
     char *out; /* bytes waiting to go out */
     size_t out_len, out_off;
@@ -108,6 +109,9 @@ static void emit_object(as_watch *w, const char *type, const as_blob *obj)
         json_t *t = as_table(w->resource->group, w->resource->kind, &parsed, parsed ? 1 : 0,
                              !w->table_header_sent, NULL, time(NULL));
         w->table_header_sent = true;
+        /* handlers/watch.go: each event's object goes through the same
+         * transform as a list's (response.go asTable) */
+        as_table_row_include(json_array_get(json_object_get(t, "rows"), 0), parsed, w->include);
         json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", t ? t : json_object());
         char *body = json_dumps(ev, JSON_COMPACT);
         json_decref(ev);
@@ -355,6 +359,12 @@ void as_api_watch(as_api *api, const as_request *req, const as_path *p, as_respo
     w->resource = p->resource;
     snprintf(w->ns, sizeof w->ns, "%s", p->ns);
     w->table = as_wants_table(req);
+    if (w->table && as_table_include_read(req, &w->include, resp) != 0) {
+        kube_label_selector_free(w->labels);
+        kube_field_selector_free(w->fields);
+        free(w);
+        return;
+    }
     const char *bm = as_query(req, "allowWatchBookmarks");
     w->bookmark_due = bm && strcmp(bm, "true") == 0;
     const char *timeout = as_query(req, "timeoutSeconds");

@@ -630,6 +630,31 @@ kube_field_selector *kube_field_selector_parse(const char *text, const char *con
     return s;
 }
 
+kube_field_selector *
+kube_field_selector_parse_converted(const char *text, const char *const (*labels)[2], gp_error *err)
+{
+    kube_field_selector *s = kube_field_selector_parse(text, NULL, err);
+    if (!s) return NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t j = 0;
+        while (labels[j][0] && strcmp(labels[j][0], s->terms[i].field) != 0)
+            j++;
+        char *field = labels[j][0] ? strdup(labels[j][1]) : NULL;
+        if (!field) {
+            if (labels[j][0])
+                oom(err);
+            else
+                gp_error_set(err, NULL, 0, 0, "field label not supported: %.*s", SHOWN,
+                             s->terms[i].field);
+            kube_field_selector_free(s);
+            return NULL;
+        }
+        free(s->terms[i].field);
+        s->terms[i].field = field;
+    }
+    return s;
+}
+
 /* The field's text in `buf` (for numbers and booleans) or in the object. */
 static const char *field_string(const json_t *object, const char *path, char buf[32])
 {

@@ -49,6 +49,14 @@ void kube_label_selector_free(kube_label_selector *s);
 kube_field_selector *kube_field_selector_parse(const char *text, const char *const *supported,
                                                gp_error *err);
 
+/* As kube_field_selector_parse, with each field label renamed as a
+ * scheme's field label conversion renames it (ListOptions' FieldSelector
+ * Transform): `labels` holds pairs {label, field}, ended by {NULL, NULL};
+ * a label it lacks is "field label not supported: <label>". */
+kube_field_selector *kube_field_selector_parse_converted(const char *text,
+                                                         const char *const (*labels)[2],
+                                                         gp_error *err);
+
 /* `object` is the whole object (kind, metadata, spec, status...). */
 bool kube_field_selector_matches(const kube_field_selector *s, const json_t *object);
 

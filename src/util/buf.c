@@ -143,3 +143,55 @@ char *gp_format(const char *fmt, ...)
     va_end(ap);
     return s;
 }
+
+/* Length of the valid UTF-8 sequence at s (at most `left` bytes), 0 when
+ * it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+    size_t n;
+    unsigned min;
+    unsigned cp;
+    if (s[0] < 0x80) return 1;
+    if ((s[0] & 0xe0) == 0xc0) {
+        n = 2, min = 0x80, cp = s[0] & 0x1f;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3, min = 0x800, cp = s[0] & 0x0f;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4, min = 0x10000, cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (n > left) return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+int gp_buf_add_go_quoted(gp_buf *b, const char *s, size_t n)
+{
+    static const char esc_from[] = "\a\b\f\n\r\t\v\\\"";
+    static const char esc_to[] = "abfnrtv\\\"";
+    gp_buf_addc(b, '"');
+    const unsigned char *c = (const unsigned char *)s, *end = c + n;
+    while (c < end) {
+        const char *e = *c ? strchr(esc_from, *c) : NULL;
+        if (e) {
+            char out[2] = {'\\', esc_to[e - esc_from]};
+            gp_buf_addn(b, out, 2);
+            c++;
+            continue;
+        }
+        size_t len = *c < 0x20 || *c == 0x7f ? 0 : utf8_len(c, (size_t)(end - c));
+        if (len == 0) {
+            gp_buf_addf(b, "\\x%02x", *c);
+            c++;
+            continue;
+        }
+        gp_buf_addn(b, c, len);
+        c += len;
+    }
+    return gp_buf_addc(b, '"');
+}

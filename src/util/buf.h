@@ -57,6 +57,13 @@ int gp_buf_vaddf(gp_buf *b, const char *fmt, va_list ap) GP_PRINTF(2, 0);
 /* Appends the strings with `sep` between them (n of them). */
 int gp_buf_join(gp_buf *b, const char *const *items, size_t n, const char *sep);
 
+/* Appends the n bytes of s quoted as Go's strconv.Quote (what %q and %#v
+ * print for a string): printable UTF-8 stays, the escapes Go knows (\n, \t,
+ * \", \\ ...) are used, other control bytes and invalid UTF-8 become \xNN.
+ * (Go also escapes non-printable Unicode such as U+00AD as \u00ad; the
+ * names, keys and labels quoted here never reach that.) */
+int gp_buf_add_go_quoted(gp_buf *b, const char *s, size_t n);
+
 /* True once an append failed. */
 bool gp_buf_failed(const gp_buf *b);
 /* The text so far, "" when none; valid until the next append. */

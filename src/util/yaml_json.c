@@ -17,6 +17,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "util/buf.h"
 #include "util/file.h"
 
 /* Nesting deeper than this is refused: the builder recurses, and no
@@ -237,6 +238,8 @@ typedef struct anchor {
     json_t *value;
     json_t *positions; /* relative pointer -> [line, col], or NULL */
     uint64_t nodes;    /* nodes an alias of it expands to */
+    json_t *keys;      /* its keys when a mapping, for merges (see builder) */
+    json_t *dups;      /* the duplicate keys met while building it */
 } anchor;
 
 typedef struct builder {
@@ -250,7 +253,18 @@ typedef struct builder {
     /* The JSON pointer of the node being built. */
     char *path;
     size_t pathlen, pathcap;
+    /* With strict: go-yaml v2's UnmarshalStrict complaints, "line 5: key
+     * \"name\" already set in map", as they come; NULL when unwanted. */
+    json_t *dups;
+    /* With strict: the keys of the node built last, for a merge of it: a
+     * mapping's {Go key: line of its value}, an array of those for a
+     * sequence, NULL for anything else. Owned. */
+    json_t *last_keys;
 } builder;
+
+/* go-yaml v2 keeps every complaint; a document whose aliases multiply one
+ * duplicate would make millions, so the list stops here. */
+#define MAX_DUPLICATES 100
 
 /* A position sink: positions of one subtree, keyed by pointer relative to
  * the subtree's root, which sits at path[base] in the builder. */
@@ -316,30 +330,61 @@ static void record(builder *b, const sink *s, const yaml_mark_t *m)
     json_object_setn_new(s->obj, b->path + s->base, b->pathlen - s->base, pos);
 }
 
-/* strconv.FormatFloat(f, 'g', -1, 32), which sigs.k8s.io/yaml uses for a
- * float key: the fewest digits that read back as the same float32; the
- * shortest form switches to an exponent below 1e-4 and from 1e+06 on. */
-static void format_float_key(double d, char buf[64])
+/* strconv.FormatFloat(d, 'g', -1, 32 or 64): the fewest digits that read
+ * back as the same float32 (what sigs.k8s.io/yaml spells a float key with)
+ * or float64 (what Go's %v prints); the shortest form switches to an
+ * exponent below 1e-4 and from 1e+06 on. */
+static void format_go_float(double d, bool single, char buf[64])
 {
-    float f = (float)d;
+    double f = single ? (double)(float)d : d;
     /* a key too large for a float32 (a 54-digit number) is Go's +Inf */
     if (isinf(f) || isnan(f)) {
         snprintf(buf, 64, "%s", isnan(f) ? "NaN" : f > 0 ? "+Inf" : "-Inf");
         return;
     }
     int digits = 1;
-    for (; digits < 9; digits++) {
-        snprintf(buf, 64, "%.*e", digits - 1, (double)f);
-        if ((float)strtod(buf, NULL) == f) break;
+    for (; digits < (single ? 9 : 17); digits++) {
+        snprintf(buf, 64, "%.*e", digits - 1, f);
+        double back = strtod(buf, NULL);
+        if (single ? (float)back == (float)f : back == f) break;
     }
-    snprintf(buf, 64, "%.*e", digits - 1, (double)f);
+    snprintf(buf, 64, "%.*e", digits - 1, f);
     int exp = atoi(strchr(buf, 'e') + 1);
     if (exp < -4 || exp >= 6) return;
     int decimals = digits - 1 - exp;
-    snprintf(buf, 64, "%.*f", decimals > 0 ? decimals : 0, (double)f);
+    snprintf(buf, 64, "%.*f", decimals > 0 ? decimals : 0, f);
 }
 
-static json_t *scalar_json(builder *b, const yaml_event_t *ev, bool is_key, bool *is_merge)
+/* A key as go-yaml v2 holds it in a map[interface{}]interface{}: its Go
+ * type (s, b, i, u, f) then its %#v, which the strict complaint prints:
+ * "name" quoted, 1, true, 0xffffffffffffffff for a uint64, 1.5. */
+static void go_key(const resolved *r, const char *text, size_t len, gp_buf *out)
+{
+    char buf[64];
+    switch (r->kind) {
+    case R_BOOL:
+        gp_buf_add(out, r->b ? "btrue" : "bfalse");
+        return;
+    case R_INT:
+        gp_buf_addf(out, "i%" PRId64, r->i);
+        return;
+    case R_UINT:
+        gp_buf_addf(out, "u0x%" PRIx64, r->u);
+        return;
+    case R_FLOAT:
+        format_go_float(r->f, false, buf);
+        gp_buf_addf(out, "f%s", buf);
+        return;
+    default:
+        gp_buf_addc(out, 's');
+        gp_buf_add_go_quoted(out, text, len);
+    }
+}
+
+/* A scalar's JSON value. For a key, with `key_id` not NULL, also the key
+ * as go-yaml v2 holds it (go_key). */
+static json_t *scalar_json(builder *b, const yaml_event_t *ev, bool is_key, bool *is_merge,
+                           gp_buf *key_id)
 {
     const char *text = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
@@ -391,6 +436,7 @@ static json_t *scalar_json(builder *b, const yaml_event_t *ev, bool is_key, bool
         return NULL;
     }
     if (is_key) {
+        if (key_id && r.kind != R_NULL) go_key(&r, text, len, key_id);
         /* sigs.k8s.io/yaml turns non-string keys into their Go spelling. */
         char buf[64];
         switch (r.kind) {
@@ -408,7 +454,7 @@ static json_t *scalar_json(builder *b, const yaml_event_t *ev, bool is_key, bool
             snprintf(buf, sizeof buf, "%" PRIu64, r.u);
             return json_string(buf);
         default:
-            format_float_key(r.f, buf);
+            format_go_float(r.f, true, buf);
             return json_string(buf);
         }
     }
@@ -457,6 +503,48 @@ static bool oom(builder *b)
     return false;
 }
 
+static void set_last_keys(builder *b, json_t *keys)
+{
+    json_decref(b->last_keys);
+    b->last_keys = keys;
+}
+
+static void add_duplicate(builder *b, json_t *complaint)
+{
+    if (json_array_size(b->dups) < MAX_DUPLICATES) json_array_append(b->dups, complaint);
+    json_decref(complaint);
+}
+
+/* go-yaml v2's setMapIndex in strict mode: a key the map already holds is
+ * a complaint naming the line of the value given for it the second time
+ * (sigs.k8s.io/yaml goyaml.v2/decode.go, which is yaml.v2 v2.4.0). */
+static void note_key(builder *b, json_t *keys, const char *id, json_int_t value_line)
+{
+    if (!json_object_get(keys, id)) {
+        json_object_set_new(keys, id, json_integer(value_line));
+        return;
+    }
+    add_duplicate(b, json_sprintf("line %" JSON_INTEGER_FORMAT ": key %s already set in map",
+                                  value_line, id + 1));
+}
+
+/* A merge decodes the merged mappings into the map again, so each of their
+ * keys is checked against it; a list of mappings is merged last first. */
+static void note_merged_keys(builder *b, json_t *keys, const json_t *merged)
+{
+    if (json_is_array(merged)) {
+        for (size_t i = json_array_size(merged); i-- > 0;)
+            note_merged_keys(b, keys, json_array_get(merged, i));
+        return;
+    }
+    const char *id;
+    json_t *line;
+    json_object_foreach((json_t *)merged, id, line)
+    {
+        note_key(b, keys, id, json_integer_value(line));
+    }
+}
+
 /* go-yaml v2's guard against "billion laughs": once a document is past a
  * few hundred nodes, alias expansion may make only a shrinking share of it. */
 static bool aliasing_ok(const builder *b)
@@ -498,6 +586,16 @@ static json_t *build_alias(builder *b, const yaml_event_t *ev, const sink *s, ui
         return NULL;
     }
     *nodes = a->nodes;
+    if (b->dups) {
+        /* go-yaml decodes the anchored node again at each alias */
+        size_t i;
+        json_t *d;
+        json_array_foreach(a->dups, i, d)
+        {
+            add_duplicate(b, json_incref(d));
+        }
+        set_last_keys(b, json_incref(a->keys));
+    }
     if (s->obj && a->positions) {
         /* The alias itself is where it is used; what it expands to is
          * where the anchor wrote it. */
@@ -510,12 +608,14 @@ static json_t *build_alias(builder *b, const yaml_event_t *ev, const sink *s, ui
 static json_t *build_sequence(builder *b, const sink *s, int depth, uint64_t *nodes)
 {
     json_t *arr = json_array();
+    json_t *keys = b->dups ? json_array() : NULL; /* each item's, for a merge */
     size_t keep = b->pathlen;
     for (size_t i = 0;; i++) {
         yaml_event_t ev;
         if (!next_event(b, &ev)) goto fail;
         if (ev.type == YAML_SEQUENCE_END_EVENT) {
             yaml_event_delete(&ev);
+            set_last_keys(b, keys);
             return arr;
         }
         char idx[32];
@@ -532,8 +632,10 @@ static json_t *build_sequence(builder *b, const sink *s, int depth, uint64_t *no
         if (!v) goto fail;
         *nodes += sub;
         json_array_append_new(arr, v);
+        if (keys) json_array_append(keys, b->last_keys ? b->last_keys : json_null());
     }
 fail:
+    json_decref(keys);
     json_decref(arr);
     return NULL;
 }
@@ -576,19 +678,24 @@ static bool merge_into(builder *b, json_t *obj, json_t *merged, const yaml_mark_
 static json_t *build_mapping(builder *b, const sink *s, int depth, uint64_t *nodes)
 {
     json_t *obj = json_object();
+    json_t *keys = b->dups ? json_object() : NULL; /* Go key -> line of its value */
+    gp_buf key_id = {0};
     size_t keep = b->pathlen;
     for (;;) {
         yaml_event_t kev;
         if (!next_event(b, &kev)) goto fail;
         if (kev.type == YAML_MAPPING_END_EVENT) {
             yaml_event_delete(&kev);
+            gp_buf_free(&key_id);
+            set_last_keys(b, keys);
             return obj;
         }
         json_t *key = NULL;
         bool is_merge = false;
         yaml_mark_t kmark = kev.start_mark;
+        gp_buf_clear(&key_id);
         if (kev.type == YAML_SCALAR_EVENT) {
-            key = scalar_json(b, &kev, true, &is_merge);
+            key = scalar_json(b, &kev, true, &is_merge, keys ? &key_id : NULL);
         } else if (kev.type == YAML_ALIAS_EVENT) {
             uint64_t sub = 0;
             sink none = {NULL, 0};
@@ -597,6 +704,10 @@ static json_t *build_mapping(builder *b, const sink *s, int depth, uint64_t *nod
                 json_decref(key);
                 key = NULL;
                 set_error_at(b, &kmark, "unsupported map key of type %s", "alias");
+            }
+            if (key && keys) {
+                gp_buf_addc(&key_id, 's');
+                gp_buf_add_go_quoted(&key_id, json_string_value(key), json_string_length(key));
             }
         } else {
             set_error_at(b, &kmark, "unsupported map key of type %s",
@@ -621,6 +732,7 @@ static json_t *build_mapping(builder *b, const sink *s, int depth, uint64_t *nod
         uint64_t sub = 0;
         sink vs = *s;
         if (is_merge) vs.obj = NULL;
+        json_int_t value_line = (json_int_t)vev.start_mark.line + 1;
         json_t *v = build_node(b, &vev, &vs, depth + 1, &sub);
         b->pathlen = keep;
         b->path[keep] = '\0';
@@ -633,13 +745,24 @@ static json_t *build_mapping(builder *b, const sink *s, int depth, uint64_t *nod
         if (is_merge) {
             ok = merge_into(b, obj, v, &kmark);
             json_decref(v);
+            if (ok && keys && b->last_keys) note_merged_keys(b, keys, b->last_keys);
         } else {
             json_object_set_new(obj, k, v);
+            if (keys) {
+                if (gp_buf_failed(&key_id)) {
+                    json_decref(key);
+                    oom(b);
+                    goto fail;
+                }
+                note_key(b, keys, gp_buf_str(&key_id), value_line);
+            }
         }
         json_decref(key);
         if (!ok) goto fail;
     }
 fail:
+    gp_buf_free(&key_id);
+    json_decref(keys);
     json_decref(obj);
     return NULL;
 }
@@ -690,10 +813,12 @@ static json_t *build_node(builder *b, yaml_event_t *ev, const sink *s, int depth
     *nodes = 1;
     if (ev->type != YAML_ALIAS_EVENT) b->decoded++;
     record(b, &own, &ev->start_mark);
+    size_t dups_before = json_array_size(b->dups);
+    set_last_keys(b, NULL);
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
         bool is_merge;
-        v = scalar_json(b, ev, false, &is_merge);
+        v = scalar_json(b, ev, false, &is_merge, NULL);
         break;
     }
     case YAML_ALIAS_EVENT:
@@ -718,6 +843,12 @@ static json_t *build_node(builder *b, yaml_event_t *ev, const sink *s, int depth
             a->value = json_incref(v);
             a->nodes = *nodes;
         }
+        if (v && b->dups) {
+            a->keys = json_is_object(b->last_keys) ? json_incref(b->last_keys) : NULL;
+            a->dups = json_array();
+            for (size_t i = dups_before; i < json_array_size(b->dups); i++)
+                json_array_append(a->dups, json_array_get(b->dups, i));
+        }
     }
     return v;
 }
@@ -728,8 +859,11 @@ static void builder_reset_anchors(builder *b)
         free(b->anchors[i].name);
         json_decref(b->anchors[i].value);
         json_decref(b->anchors[i].positions);
+        json_decref(b->anchors[i].keys);
+        json_decref(b->anchors[i].dups);
     }
     b->nanchors = 0;
+    set_last_keys(b, NULL);
 }
 
 /* One document, from after DOCUMENT_START to DOCUMENT_END included. */
@@ -770,10 +904,11 @@ fail:
     return false;
 }
 
-int gp_yaml_to_json(const char *text, size_t len, const char *name, json_t **docs,
-                    json_t **positions, gp_error *err)
+static int parse_stream(const char *text, size_t len, const char *name, json_t **docs,
+                        json_t **positions, json_t **duplicates, gp_error *err)
 {
     builder b = {.name = name, .err = err, .want_positions = positions != NULL};
+    json_t *dups = duplicates ? json_array() : NULL;
     if (!yaml_parser_initialize(&b.parser)) {
         gp_error_set(err, name, 0, 0, "%s", "out of memory");
         return -1;
@@ -795,6 +930,8 @@ int gp_yaml_to_json(const char *text, size_t len, const char *name, json_t **doc
         yaml_event_delete(&ev);
         if (t == YAML_STREAM_END_EVENT) break;
         if (t != YAML_DOCUMENT_START_EVENT) continue;
+        /* go-yaml's Unmarshal decodes the first document only */
+        b.dups = json_array_size(out) == 0 ? dups : NULL;
         if (!build_document(&b, out, outpos)) {
             ok = false;
             break;
@@ -807,9 +944,11 @@ int gp_yaml_to_json(const char *text, size_t len, const char *name, json_t **doc
     yaml_parser_delete(&b.parser);
     free(b.anchors);
     free(b.path);
+    json_decref(b.last_keys);
     if (!ok) {
         json_decref(out);
         json_decref(outpos);
+        json_decref(dups);
         return -1;
     }
     /* A stream with no document at all reads as one null document, as
@@ -820,7 +959,20 @@ int gp_yaml_to_json(const char *text, size_t len, const char *name, json_t **doc
     }
     *docs = out;
     if (positions) *positions = outpos;
+    if (duplicates) *duplicates = dups;
     return 0;
+}
+
+int gp_yaml_to_json(const char *text, size_t len, const char *name, json_t **docs,
+                    json_t **positions, gp_error *err)
+{
+    return parse_stream(text, len, name, docs, positions, NULL, err);
+}
+
+int gp_yaml_to_json_strict(const char *text, size_t len, const char *name, json_t **docs,
+                           json_t **duplicates, gp_error *err)
+{
+    return parse_stream(text, len, name, docs, NULL, duplicates, err);
 }
 
 int gp_yaml_load_file(const char *path, json_t **docs, json_t **positions, gp_error *err)

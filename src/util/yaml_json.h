@@ -37,6 +37,18 @@ typedef json_t gp_yaml_positions;
 int gp_yaml_to_json(const char *text, size_t len, const char *name, json_t **docs,
                     json_t **positions, gp_error *err);
 
+/* As gp_yaml_to_json (without positions), and *duplicates receives what
+ * go-yaml v2's UnmarshalStrict (behind sigs.k8s.io/yaml's YAMLToJSONStrict,
+ * which kube-apiserver runs on a YAML body under strict or warn field
+ * validation) says of the keys given twice in a mapping of the first
+ * document: an array of strings such as `line 5: key "name" already set in
+ * map`, the line being that of the second value, empty when there are none
+ * (at most 100). Keys are compared as go-yaml holds them: `1:` and `"1":`
+ * differ, `yes:` and `true:` do not; a merge (`<<`) whose keys the mapping
+ * already has, or sets after it, is a complaint too, as in go-yaml v2. */
+int gp_yaml_to_json_strict(const char *text, size_t len, const char *name, json_t **docs,
+                           json_t **duplicates, gp_error *err);
+
 /* Reads and parses a file (as gp_yaml_to_json, name = path). */
 int gp_yaml_load_file(const char *path, json_t **docs, json_t **positions, gp_error *err);
 

@@ -670,6 +670,69 @@ EOF2
     [[ "$output" == *'json: cannot unmarshal number into Go struct field ConfigMap.data of type string'* ]]
 }
 
+@test "application/yaml: keys given twice as kube-apiserver's strict YAML reading says" {
+    # kube-apiserver runs a YAML body through sigs.k8s.io/yaml's
+    # YAMLToJSONStrict under Warn and Strict (apimachinery
+    # runtime/serializer/json/json.go); go-yaml v2 names the line of the
+    # second value. The texts: kubernetes test/integration/apiserver/
+    # field_validation_test.go (post-*-validation-yaml): one warning a line,
+    # then the unknown fields; handlers/rest.go parseYAMLWarnings.
+    k create namespace dec-ydup >/dev/null
+    printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\ndata:\n  k: "1"\n  k: "2"\nbogus: 1\n' >"$CTMP/dup.yaml"
+    run raw POST /api/v1/namespaces/dec-ydup/configmaps application/yaml "$CTMP/dup.yaml"
+    [ "${lines[0]}" = 201 ]
+    [ "${lines[1]}" = 'Warning: 299 - "line 5: key \"name\" already set in map"' ]
+    [ "${lines[2]}" = 'Warning: 299 - "line 8: key \"k\" already set in map"' ]
+    [ "${lines[3]}" = 'Warning: 299 - "unknown field \"bogus\""' ]
+    # the last one wins, as in sigs.k8s.io/yaml's YAMLToJSON
+    run k get cm b -n dec-ydup -o jsonpath='{.data.k}'
+    [ "$output" = 2 ]
+    run raw POST "/api/v1/namespaces/dec-ydup/configmaps?fieldValidation=Strict" application/yaml "$CTMP/dup.yaml"
+    [ "${lines[0]}" = 400 ]
+    [[ "$output" == *'"message":"ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n  line 5: key \"name\" already set in map\n  line 8: key \"k\" already set in map, unknown field \"bogus\""'* ]]
+    run raw POST "/api/v1/namespaces/dec-ydup/configmaps?fieldValidation=Ignore" application/yaml "$CTMP/dup.yaml"
+    [ "${lines[0]}" = 409 ]
+    [[ "$output" != *Warning* ]]
+}
+
+@test "pods/binding: the body is a Binding, checked as BindingREST.Create checks it" {
+    # The body is decoded as any create's (create.go; a kind of another
+    # type fails the conversion to core.Binding, converter.go), then
+    # pkg/registry/core/pod/storage/storage.go BindingREST.Create: the name
+    # must be the URL's, and ValidatePodBinding's errors come back as an
+    # aggregate, not an API status: 500 with no reason (ErrorToAPIStatus).
+    k create namespace bind-check >/dev/null
+    k run p -n bind-check --image=registry.k8s.io/pause:3.10 >/dev/null
+    bind() {
+        printf '%s' "$1" >"$CTMP/binding.json"
+        k create --raw /api/v1/namespaces/bind-check/pods/p/binding -f "$CTMP/binding.json"
+    }
+    run bind '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"target":{"name":"n"}}'
+    [ "$status" -eq 1 ]
+    [ "$output" = 'Error from server (BadRequest): Pod in version "v1" cannot be handled as a Binding: converting (v1.Pod) to (core.Binding): unknown conversion' ]
+    run bind '{"apiVersion":"apps/v1","kind":"Binding","metadata":{"name":"p"},"target":{"name":"n"}}'
+    [ "$output" = 'Error from server (BadRequest): Binding in version "v1" cannot be handled as a Binding: no kind "Binding" is registered for version "apps/v1" in scheme "pkg/api/legacyscheme/scheme.go:30"' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":"n"}'
+    [ "$output" = 'Error from server (BadRequest): Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal string into Go struct field Binding.target of type v1.ObjectReference' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"q"},"target":{"name":"n"}}'
+    [ "$output" = 'Error from server (BadRequest): name in URL does not match name in Binding object' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":{}}'
+    [ "$output" = 'Error from server: target.name: Required value' ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":{"kind":"Pod"}}'
+    [ "$output" = 'Error from server: [target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]' ]
+    printf '{"kind":"Binding","apiVersion":"v1","metadata":{"name":"p"},"target":{}}' >"$CTMP/binding.json"
+    run raw POST /api/v1/namespaces/bind-check/pods/p/binding application/json "$CTMP/binding.json"
+    [ "${lines[0]}" = 500 ]
+    [[ "$output" != *'"reason"'* ]]
+    # nothing of that bound the pod; a right one does
+    run k get pod p -n bind-check -o jsonpath='{.spec.nodeName}'
+    [ -z "$output" ]
+    run bind '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p"},"target":{"kind":"Node","name":"n"}}'
+    [ "$status" -eq 0 ]
+    run k get pod p -n bind-check -o jsonpath='{.spec.nodeName}'
+    [ "$output" = n ]
+}
+
 @test "dryRun: from the query and from DeleteOptions, nothing is written" {
     k create namespace dry >/dev/null
     run k create configmap c -n dry --from-literal=a=1 --dry-run=server
@@ -741,6 +804,58 @@ EOF2
     [ "$output" = "event/new1" ]
 }
 
+@test "events.k8s.io/v1: field selectors in its own names, converted to core's" {
+    # pkg/apis/events/v1/conversion.go AddFieldLabelConversionsForEvent:
+    # regarding.* is involvedObject.*, reportingController is
+    # reportingComponent; "source" falls back to the reporting controller
+    # (pkg/registry/core/event/strategy.go); core's names are refused.
+    k create namespace ev-sel >/dev/null
+    cat >"$CTMP/sel-ev.yaml" <<'EOF2'
+apiVersion: v1
+kind: Event
+metadata: {name: dsfail, namespace: ev-sel}
+involvedObject: {kind: DaemonSet, name: toolkit, namespace: ev-sel, apiVersion: apps/v1, fieldPath: "spec.template"}
+reason: FailedCreate
+message: no runtime handler
+type: Warning
+reportingComponent: daemonset-controller
+---
+apiVersion: v1
+kind: Event
+metadata: {name: sched, namespace: ev-sel}
+involvedObject: {kind: Pod, name: p1, namespace: ev-sel}
+reason: Scheduled
+message: bound
+type: Normal
+source: {component: default-scheduler}
+EOF2
+    k create -f "$CTMP/sel-ev.yaml" >/dev/null
+    sel() { k get events.v1.events.k8s.io -n ev-sel --field-selector "$1" -o name; }
+    run sel reason=FailedCreate
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel regarding.kind=DaemonSet,regarding.name=toolkit
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel regarding.apiVersion=apps/v1,regarding.fieldPath=spec.template
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel reportingController=daemonset-controller
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel source=daemonset-controller
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel source=default-scheduler,type=Normal
+    [ "$output" = "event.events.k8s.io/sched" ]
+    run sel type!=Normal
+    [ "$output" = "event.events.k8s.io/dsfail" ]
+    run sel involvedObject.name=toolkit
+    [ "$status" -eq 1 ]
+    [ "$output" = 'Error from server (BadRequest): Unable to find "events.k8s.io/v1, Resource=events" that match label selector "", field selector "involvedObject.name=toolkit": field label not supported: involvedObject.name' ]
+    # the core view keeps its names
+    run k get events -n ev-sel --field-selector involvedObject.name=toolkit -o name
+    [ "$output" = "event/dsfail" ]
+    run k get events -n ev-sel --field-selector regarding.name=toolkit -o name
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'field label not supported: regarding.name' ]]
+}
+
 @test "a Table with includeObject=Object carries the objects: get --sort-by works" {
     k create namespace sort-lab >/dev/null
     for e in late:2025-01-01T00:00:09Z early:2025-01-01T00:00:01Z; do
@@ -760,6 +875,63 @@ EOF2
     run k get events -n sort-lab --sort-by=.lastTimestamp
     [ "${#lines[@]}" -eq 3 ]
     [[ "${lines[1]}" == *"pod/early"* ]]
+}
+
+# The rows of a Table watch (what `kubectl get -w` asks for): "EVENT
+# NAME KIND-OF-OBJECT" a row, or the 400's status and message.
+watch_table_rows() {
+    python3 - "$KC" "$DATA/token" "$1" <<'PY'
+import json, ssl, sys, urllib.request
+cfg = json.load(open(sys.argv[1]))
+req = urllib.request.Request(cfg["clusters"][0]["cluster"]["server"] + sys.argv[3])
+req.add_header("Authorization", "Bearer " + open(sys.argv[2]).read().strip())
+req.add_header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+try:
+    r = urllib.request.urlopen(req, context=ctx, timeout=10)
+except urllib.error.HTTPError as e:
+    print(e.status, json.loads(e.read())["message"])
+    sys.exit(0)
+for line in r:
+    ev = json.loads(line)
+    if "rows" in ev:  # a list
+        ev = {"type": "LISTED", "object": ev}
+    for row in ev["object"]["rows"]:
+        o = row["object"] if "object" in row else "absent"
+        print(ev["type"], row["cells"][0], o["kind"] if isinstance(o, dict) else json.dumps(o))
+PY
+}
+
+@test "a Table watch gives each row what includeObject asks, as a list does" {
+    # handlers/watch.go sends each event through the list's transform
+    # (response.go asTable): Object, Metadata (the default) or None, whose
+    # empty RawExtension is written null; another value is a 400.
+    k create namespace watch-inc >/dev/null
+    k run p1 -n watch-inc --image=registry.k8s.io/pause:3.10 >/dev/null
+    # kubectl get -w --sort-by asks the watch for the objects
+    run timeout 2 kubectl --kubeconfig "$KC" --cache-dir "$CTMP/cache" get pods -n watch-inc -w \
+        --sort-by=.metadata.name -v=6
+    [[ "$output" == *'/pods?includeObject=Object&resourceVersion='*'&watch=true'* ]]
+    w='/api/v1/namespaces/watch-inc/pods?watch=true&resourceVersion=0&timeoutSeconds=1'
+    run watch_table_rows "$w&includeObject=Object"
+    [ "$output" = "ADDED p1 Pod" ]
+    run watch_table_rows "$w"
+    [ "$output" = "ADDED p1 PartialObjectMetadata" ]
+    run watch_table_rows "$w&includeObject=Metadata"
+    [ "$output" = "ADDED p1 PartialObjectMetadata" ]
+    run watch_table_rows "$w&includeObject=None"
+    [ "$output" = "ADDED p1 null" ]
+    run watch_table_rows "$w&includeObject=Bogus"
+    [ "$output" = '400 unrecognized includeObject value: "Bogus"' ]
+    # a Table list answers the same; a request for no Table ignores it
+    run watch_table_rows '/api/v1/namespaces/watch-inc/pods?includeObject=None'
+    [ "$output" = "LISTED p1 null" ]
+    run watch_table_rows '/api/v1/namespaces/watch-inc/pods?includeObject=Bogus'
+    [ "$output" = '400 unrecognized includeObject value: "Bogus"' ]
+    run raw GET '/api/v1/namespaces/watch-inc/pods?includeObject=Bogus' - -
+    [ "${lines[0]}" = 200 ]
 }
 
 @test "deletecollection deletes what the selector picks and answers the list" {

@@ -366,6 +366,31 @@ static void test_field_matching_events(void **state)
     json_decref(ev);
 }
 
+/* A scheme's field label conversion (fields.Selector Transform, as for
+ * events.k8s.io/v1's regarding.* onto core's involvedObject.*): terms are
+ * matched under the converted name, a label the table lacks is refused
+ * with the conversion func's "field label not supported: LABEL". */
+static void test_field_converted(void **state)
+{
+    (void)state;
+    static const char *const labels[][2] = {
+        {"regarding.name", "involvedObject.name"}, {"reason", "reason"}, {NULL, NULL}};
+    json_t *ev = json("{\"involvedObject\": {\"name\": \"p\"}, \"reason\": \"Failed\"}");
+    gp_error err = {0};
+    kube_field_selector *s =
+        kube_field_selector_parse_converted("regarding.name=p,reason!=Other", labels, &err);
+    assert_non_null(s);
+    assert_true(kube_field_selector_matches(s, ev));
+    kube_field_selector_free(s);
+    s = kube_field_selector_parse_converted("regarding.name=q", labels, &err);
+    assert_false(kube_field_selector_matches(s, ev));
+    kube_field_selector_free(s);
+    s = kube_field_selector_parse_converted("reason=Failed,involvedObject.name=p", labels, &err);
+    assert_null(s);
+    assert_string_equal(err.text, "field label not supported: involvedObject.name");
+    json_decref(ev);
+}
+
 /* '\' escapes ',', '=' and '\' in values. */
 static void test_field_escapes(void **state)
 {
@@ -476,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_field_matching_pods),
         cmocka_unit_test(test_field_matching_events),
         cmocka_unit_test(test_field_escapes),
+        cmocka_unit_test(test_field_converted),
         cmocka_unit_test(test_field_errors),
         cmocka_unit_test(test_field_any_path),
     };

@@ -457,6 +457,107 @@ static void test_load_file(void **state)
     assert_int_equal(strncmp(err.text, want, strlen(want)), 0);
 }
 
+/* ---- keys given twice (gp_yaml_to_json_strict) ---- */
+
+/* go-yaml v2's strict complaints about `text`, one a line ("" for none);
+ * the document itself must read as without strictness. */
+static char *duplicates_of(const char *text)
+{
+    json_t *docs = NULL, *dups = NULL, *plain = NULL;
+    gp_error err = {0};
+    if (gp_yaml_to_json_strict(text, strlen(text), "t.yaml", &docs, &dups, &err) != 0)
+        print_error("unexpected error: %s\n", err.text);
+    assert_non_null(dups);
+    assert_int_equal(gp_yaml_to_json(text, strlen(text), "t.yaml", &plain, NULL, &err), 0);
+    assert_json_equal(docs, plain);
+    char *joined = calloc(1, 4096);
+    size_t i;
+    json_t *d;
+    json_array_foreach(dups, i, d)
+    {
+        if (i) strcat(joined, "\n");
+        strncat(joined, json_string_value(d), 4096 - strlen(joined) - 2);
+    }
+    json_decref(docs);
+    json_decref(plain);
+    json_decref(dups);
+    return joined;
+}
+
+static void expect_duplicates(const char *text, const char *expected)
+{
+    char *got = duplicates_of(text);
+    if (strcmp(got, expected) != 0) print_error("for:\n%s\n", text);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+/* sigs.k8s.io/yaml yaml_test.go TestUnmarshalStrict: `key "a" already set
+ * in map`, `key true already set in map` (the key as Go's %#v prints it);
+ * go-yaml v2 decode_test.go unmarshalStrictTests: `line 4: key 9 already
+ * set in map` for "a: 1\n9: 2\nnull: 3\n9: 4" (the null key left out here:
+ * sigs.k8s.io/yaml refuses it before any strict reading). */
+static void test_duplicate_keys_as_go_yaml(void **state)
+{
+    (void)state;
+    expect_duplicates("a: 1\n", "");
+    expect_duplicates("a: 1\na: 2", "line 2: key \"a\" already set in map");
+    expect_duplicates("a: [1,2,3]\na: value-of-a", "line 2: key \"a\" already set in map");
+    expect_duplicates("true: string-value-of-yes\ntrue: 1", "line 2: key true already set in map");
+    expect_duplicates("a: 1\n9: 2\n9: 4", "line 3: key 9 already set in map");
+}
+
+/* kubernetes test/integration/apiserver/field_validation_test.go,
+ * invalidBodyYAML: kube-apiserver warns `line 10: key "unknownDupe" already
+ * set in map`, `line 12: key "paused" ...`, `line 26: key
+ * "imagePullPolicy" ...`; and handlers/rest_test.go (parseYAMLWarnings):
+ * lines 9 and 14 for a document that starts with `---`. */
+static void test_duplicate_keys_as_kube_apiserver(void **state)
+{
+    (void)state;
+    expect_duplicates("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  labels:\n"
+                      "    app: nginx\nspec:\n  unknown1: val1\n  unknownDupe: valDupe\n"
+                      "  unknownDupe: valDupe2\n  paused: true\n  paused: false\n  selector:\n"
+                      "    matchLabels:\n      app: nginx\n  template:\n    metadata:\n"
+                      "      labels:\n        app: nginx\n    spec:\n      containers:\n"
+                      "      - name: nginx\n        image: nginx:latest\n"
+                      "        unknownNested: val1\n        imagePullPolicy: Always\n"
+                      "        imagePullPolicy: Never",
+                      "line 10: key \"unknownDupe\" already set in map\n"
+                      "line 12: key \"paused\" already set in map\n"
+                      "line 26: key \"imagePullPolicy\" already set in map");
+    expect_duplicates("---\napiVersion: foo\nkind: bar\nmetadata:\n  name: no-errors\nspec:\n"
+                      "  field1: val1\n  field2: val2\n  field2: val3\n  nested:\n"
+                      "  - name: nestedName\n    nestedField1: val1\n    nestedField2: val2\n"
+                      "    nestedField2: val3",
+                      "line 9: key \"field2\" already set in map\n"
+                      "line 14: key \"nestedField2\" already set in map");
+}
+
+/* go-yaml v2 (decode.go, mapping and setMapIndex): the line is that of the
+ * second value; a value's own duplicates come before its key's; keys are
+ * Go values, so "1" and 1 differ while yes and true do not; a merge puts
+ * its keys into the map again, so a key the mapping also sets is a
+ * complaint (as yaml.v2 strict users report: `key "system" already set in
+ * map` for a key written after `<<: *labels`); an anchored mapping is
+ * decoded again at each alias; only the first document is read. */
+static void test_duplicate_keys_go_yaml_rules(void **state)
+{
+    (void)state;
+    expect_duplicates("a:\n  x: 1\na:\n  b: 1\n  b: 2\n",
+                      "line 5: key \"b\" already set in map\nline 4: key \"a\" already set in map");
+    expect_duplicates("\"1\": a\n1: b\n", "");
+    expect_duplicates("yes: a\ntrue: b\n", "line 2: key true already set in map");
+    expect_duplicates("{a: 1, b: 2, a: 3}", "line 1: key \"a\" already set in map");
+    expect_duplicates("base: &labels\n  system: billing\nlabels:\n  <<: *labels\n"
+                      "  system: payments\n",
+                      "line 5: key \"system\" already set in map");
+    expect_duplicates("base: &b\n  k: 1\n  k: 2\nuse: *b\n",
+                      "line 3: key \"k\" already set in map\n"
+                      "line 3: key \"k\" already set in map");
+    expect_duplicates("a: 1\n---\na: 1\na: 2\n", "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +585,9 @@ int main(void)
         cmocka_unit_test(test_positions),
         cmocka_unit_test(test_position_without_table),
         cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_duplicate_keys_as_go_yaml),
+        cmocka_unit_test(test_duplicate_keys_as_kube_apiserver),
+        cmocka_unit_test(test_duplicate_keys_go_yaml_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
