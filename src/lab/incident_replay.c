@@ -253,8 +253,10 @@ static void tell_changes(replay *r, const char *name, const node_seen *was, cons
         else
             say(r, _("%s: containerd running, CRI failed: %s"), name, now->cri);
     }
+    /* while the daemon is down it has no handlers to compare with: the
+     * line after its start says what it loaded */
     if (strcmp(was->declared, now->declared) != 0 && *was->declared &&
-        strcmp(now->declared, now->handlers) != 0)
+        strcmp(now->daemon, "running") == 0 && strcmp(now->declared, now->handlers) != 0)
         say(r, _("%s: the files now declare the handlers %s; the running containerd has %s"), name,
             *now->declared ? now->declared : "-", *now->handlers ? now->handlers : "-");
     if (strcmp(was->kernel, now->kernel) != 0 && *was->kernel && *was->ready)
@@ -532,7 +534,8 @@ int lab_incident_replay(kc_client *c, lab_scenario s, const lab_params *p, lab_s
         break;
     }
     if (rc == 0)
-        say(&r, "%s", _("The incident has happened: the cluster is as the seeds found it."));
+        say(&r, "%s",
+            _("The incident has happened: the cluster is as the operators found it on the day."));
     return rc;
 }
 
