@@ -185,13 +185,13 @@ static int apply_base(replay *r)
 
 /* ---- the timeline ---------------------------------------------------------- */
 
-static json_t *agent_status(replay *r, const char *node)
+/* A node's agent status; *st NULL while the node has none yet (its agent
+ * is made the first time the fake kubelet looks at it). */
+static kc_result agent_status(replay *r, const char *node, json_t **st)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", LAB_PATH_AGENTS, node);
-    json_t *st = NULL;
-    if (kc_get(r->c, path, &st, r->err) != KC_OK) return NULL;
-    return st;
+    return lab_kube_get_optional(r->c, path, st, r->err);
 }
 
 static void copy(char *out, size_t cap, const char *s)
@@ -275,12 +275,18 @@ static int look(replay *r)
     for (int i = 0; i < LAB_NODES; i++) {
         char path[128];
         snprintf(path, sizeof path, "/api/v1/nodes/%s", lab_node_name(i));
-        json_t *node = NULL;
-        if (kc_get(r->c, path, &node, r->err) != KC_OK) return -1;
-        json_t *st = agent_status(r, lab_node_name(i));
-        if (!st) {
+        json_t *node = NULL, *st = NULL;
+        if (lab_kube_get_optional(r->c, path, &node, r->err) != KC_OK) return -1;
+        if (agent_status(r, lab_node_name(i), &st) != KC_OK) {
             json_decref(node);
             return -1;
+        }
+        if (!node || !st) {
+            /* not there yet: seen as nothing, so it is not Ready */
+            json_decref(node);
+            json_decref(st);
+            memset(&r->seen[i], 0, sizeof r->seen[i]);
+            continue;
         }
         node_seen now;
         observe(st, node, &now);
