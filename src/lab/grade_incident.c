@@ -279,16 +279,39 @@ static void grade_driver(grader *g, const char *name, const json_t *agent)
                  "node.toml says, and reads it at each boot."));
 }
 
-static void grade_gpus(grader *g, const char *name, const json_t *node)
+/* What the device plugin registered with the node's kubelet: its
+ * allocatable count, -1 when none registered nvidia.com/gpu. */
+static long long registered(const json_t *agent)
 {
-    char want[16], code[96], where[128];
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(agent, "devices"), i, d)
+    {
+        const char *n = kube_str_at(d, "name");
+        if (n && strcmp(n, "nvidia.com/gpu") == 0)
+            return json_integer_value(json_object_get(d, "allocatable"));
+    }
+    return -1;
+}
+
+/* The count in node status, and that it is the device plugin's: a status
+ * patch puts numbers there without any plugin behind them. */
+static void grade_gpus(grader *g, const char *name, const json_t *node, const json_t *agent)
+{
+    char want[16], code[96], where[128], observed[256];
     snprintf(want, sizeof want, "%d", g->p->gpus_per_node);
     const char *now =
         json_string_value(json_object_get(kube_at(node, "status.allocatable"), "nvidia.com/gpu"));
-    bool ok = now && strcmp(now, want) == 0;
+    bool advertised = now && strcmp(now, want) == 0;
+    bool by_plugin = registered(agent) == g->p->gpus_per_node;
+    bool ok = advertised && by_plugin;
+    snprintf(observed, sizeof observed, "%s", now ? now : _("(absent)"));
+    if (advertised && !by_plugin)
+        gp_msg_snprintf(observed, sizeof observed,
+                        _("%s in node status, but no device plugin registered them"), now);
     snprintf(code, sizeof code, "incident.%s.gpus", name);
     snprintf(where, sizeof where, "node/%s .status.allocatable[nvidia.com/gpu]", name);
-    cond(g, code, ok, where, want, now ? now : _("(absent)"),
+    cond(g, code, ok, where, want, observed,
          ok ? NULL
             : N_("The device plugin registers the GPUs once its pod runs, which needs the "
                  "nvidia handler loaded and the driver's module: see its pod's events, "
@@ -371,7 +394,7 @@ json_t *lab_grade_incident(lab_scenario s, const char *root, const lab_params *p
         grade_loaded(&g, name, agent);
         grade_restart_safe(&g, name, agent);
         grade_driver(&g, name, agent);
-        grade_gpus(&g, name, node);
+        grade_gpus(&g, name, node, agent);
     }
     grade_jobs(&g);
     if (s == LAB_SCENARIO_CONTAINERD_16) grade_toolkit(&g);

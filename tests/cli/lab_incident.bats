@@ -171,6 +171,11 @@ EOF
     [[ "$output" == *"incident.answer.layer"* ]]
     [[ "$output" == *"incident.lab-node-2.loaded"* ]]
     [[ "$output" != *"incident.lab-node-2.restart"* ]]
+    # numbers patched into node status are not an advertisement: no plugin registered them
+    k patch node lab-node-0 --subresource=status --type=merge \
+        -p '{"status":{"capacity":{"nvidia.com/gpu":"4"},"allocatable":{"nvidia.com/gpu":"4"}}}'
+    run check_json
+    [[ "$output" == *"4 in node status, but no device plugin registered them"* ]]
     for n in 0 1 2; do "$GPUOP" node restart-containerd lab-node-$n; done
     SECS=60 until_output "Running Running Running" get pods -n gpu-lab \
         -o jsonpath='{.items[*].status.phase}'
