@@ -262,8 +262,8 @@ static void put_quoted(gp_buf *b, const char *s)
 char *ag_node_state_format(const ag_node_state *st)
 {
     gp_buf b = {0};
-    gp_buf_add(&b, "# A node of gpuop's embedded cluster (src/agents/node.h says what each\n"
-                   "# key means). Edit it, then restart the node's containerd or reboot it.\n"
+    gp_buf_add(&b, "# A node of gpuop's embedded cluster (man gpuop-node, NODE.TOML, says what\n"
+                   "# each key means). Edit it, then restart the node's containerd or reboot it.\n"
                    "[containerd]\nversion = ");
     put_quoted(&b, st->containerd_version);
     gp_buf_addf(&b, "\nrestart = \"%s\"\nrestart_sec = %d\n",

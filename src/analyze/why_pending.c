@@ -29,6 +29,7 @@
 
 typedef struct node_rec {
     char ready[16];
+    char ready_message[256]; /* the Ready condition's message */
     bool unschedulable;
     json_t *labels, *taints;        /* metadata.labels, spec.taints (copies) */
     json_t *capacity, *allocatable; /* status.capacity, status.allocatable (copies) */
@@ -136,6 +137,8 @@ void wp_cluster_add_node(wp_cluster *c, const json_t *node)
     }
     e->seen = true;
     snprintf(r->ready, sizeof r->ready, "%s", kube_str(kube_condition(node, "Ready"), "status"));
+    snprintf(r->ready_message, sizeof r->ready_message, "%s",
+             kube_str(kube_condition(node, "Ready"), "message"));
     r->unschedulable = kube_true(kube_obj(node, "spec"), "unschedulable");
     const json_t *status = kube_obj(node, "status");
     r->labels = node_labels(c, kube_obj(kube_obj(node, "metadata"), "labels"));
@@ -397,13 +400,21 @@ static const char *next_format(const char *code, bool translate)
         {"socket-mount", N_("check that %s mounts hostPath /var/lib/kubelet/device-plugins at "
                             "the same path in the container")},
         {"containerd-check", N_("on node %s: gpuop containerd check %s (is the handler loaded, "
-                                "not only written?), then restart containerd")},
+                                "not only written?); restart containerd once `gpuop containerd "
+                                "merge` says its files load it")},
         {"admission", N_("on node %s: kubelet log lines 'Allocate failed', 'cannot allocate "
                          "unregistered device'")},
         {"none", N_("the pod is scheduled on %s: nothing blocks it at these layers")},
         {"gpus-lost", N_("node %s has GPUs by its nvidia.com/gpu.count label but %s reads 0: "
                          "its device plugin registered there and is gone; read its kubelet "
                          "log and its device plugin pod first")},
+        {"runtime-down",
+         N_("on node %s: the kubelet finds its container runtime down: crictl info (is CRI up?), "
+            "journalctl -u containerd (why its CRI plugin failed), `gpuop containerd merge` (what "
+            "a restart loads); a restart alone reloads the same files")},
+        {"gpus-gone", N_("node %s registered %s and now reads 0: its device plugin is gone or "
+                         "unhealthy there; read its device plugin pod and its kubelet log "
+                         "first")},
         {"never-registered", N_("node %s has GPUs by its nvidia.com/gpu.count label, but %s "
                                 "never registered there: no device plugin has advertised it; "
                                 "its device plugin pod and its kubelet log say why")},
@@ -622,17 +633,31 @@ static void missing_handler(const ctx *x, const char *sandbox, const char *runti
     snprintf(buf, size, "%s", h && *h ? h : *runtime_class ? runtime_class : "nvidia");
 }
 
-static const wp_plugin_pod *broken_plugin(const ctx *x, bool *runtime)
+/* The first device plugin pod that does not run (on node `on`, or any
+ * node when NULL); *runtime when its sandbox was refused. A ready pod's
+ * old sandbox failure is history, not the cause. */
+static const wp_plugin_pod *broken_plugin_on(const ctx *x, const char *on, bool *runtime)
 {
     *runtime = false;
-    for (size_t i = 0; i < x->c->nplugins; i++)
-        if (sandbox_failure(x, &x->c->plugins[i])) {
+    for (size_t i = 0; i < x->c->nplugins; i++) {
+        const wp_plugin_pod *p = &x->c->plugins[i];
+        if (on && strcmp(p->node, on) != 0) continue;
+        if (!p->ready && sandbox_failure(x, p)) {
             *runtime = true;
-            return &x->c->plugins[i];
+            return p;
         }
-    for (size_t i = 0; i < x->c->nplugins; i++)
-        if (!x->c->plugins[i].ready) return &x->c->plugins[i];
+    }
+    for (size_t i = 0; i < x->c->nplugins; i++) {
+        const wp_plugin_pod *p = &x->c->plugins[i];
+        if (on && strcmp(p->node, on) != 0) continue;
+        if (!p->ready) return p;
+    }
     return NULL;
+}
+
+static const wp_plugin_pod *broken_plugin(const ctx *x, bool *runtime)
+{
+    return broken_plugin_on(x, NULL, runtime);
 }
 
 /* A node named by the bound pod reports handlers without the one wanted. */
@@ -709,14 +734,19 @@ static const char *lost_gpus(ctx *x)
     for (size_t i = 0; i < x->n; i++) {
         const node_rec *r = x->nodes[i]->user;
         char other[512];
-        if (!x->nodes[i]->seen || !r || r->gpu_count <= 0) continue;
-        if (served_otherwise(res, r, other, sizeof other)) continue;
+        if (!x->nodes[i]->seen || !r) continue;
         const char *alloc = list_text(r->allocatable, res);
         const char *cap = list_text(r->capacity, res);
+        /* without GFD's count, a capacity entry says a plugin registered here */
+        bool labelled = r->gpu_count > 0;
+        if (!labelled && !cap) continue;
+        if (served_otherwise(res, r, other, sizeof other)) continue;
         kube_quantity q = quantity_of(r->allocatable, res);
         if (positive(&q)) continue;
-        next(x, alloc || cap ? "gpus-lost" : "never-registered", x->nodes[i]->name,
-             x->nodes[i]->name, res, NULL, NULL);
+        const char *code = !labelled      ? "gpus-gone"
+                           : alloc || cap ? "gpus-lost"
+                                          : "never-registered";
+        next(x, code, x->nodes[i]->name, x->nodes[i]->name, res, NULL, NULL);
         if (!first) first = x->nodes[i]->name;
     }
     return first;
@@ -776,11 +806,64 @@ static json_t *placement_section(ctx *x)
     return n ? an_placement(x->t->pod, cand, n) : NULL;
 }
 
+/* Some nodes advertise, the scheduler finds too few, and a node that had
+ * GPUs reads 0 with its device plugin not running: that node's plugin is
+ * where the capacity went, not the scheduler (it counts right). */
+static const char *shortfall(ctx *x, const char *lost, const char *blocker, char *why, size_t size)
+{
+    char insufficient[160];
+    snprintf(insufficient, sizeof insufficient, "insufficient-%s", x->t->resource);
+    if (!lost || strcmp(blocker, insufficient) != 0) return NULL;
+    bool runtime;
+    const wp_plugin_pod *p = broken_plugin_on(x, lost, &runtime);
+    if (!p) return NULL;
+    if (runtime) {
+        const char *sandbox = sandbox_failure(x, p);
+        char handler[256];
+        missing_handler(x, sandbox, p->runtime_class, handler, sizeof handler);
+        snprintf(why, size, "too few %s: %s on %s: %s", x->t->resource, p->ref, p->node, sandbox);
+        next(x, "containerd-check", p->node, p->node, handler, NULL, NULL);
+        next(x, "plugin-events", p->ref, p->ns, p->name, NULL, NULL);
+        return "runtime-handler";
+    }
+    snprintf(why, size, "too few %s: %s lost them, its device plugin %s is %s", x->t->resource,
+             lost, p->ref, p->status);
+    bool started = strcmp(p->phase, "Running") == 0 || strcmp(p->phase, "Failed") == 0;
+    next(x, started ? "plugin-log" : "plugin-events", p->ref, p->ns, p->name, NULL, NULL);
+    return "device-plugin";
+}
+
+/* Nodes NotReady because the kubelet finds the container runtime down
+ * (pkg/kubelet/runtime.go runtimeErrors: "container runtime is down",
+ * "container runtime not ready: ...", "container runtime status check may
+ * not have completed yet"): below every GPU layer, so it comes first. */
+static const char *runtime_down(ctx *x, char *why, size_t size)
+{
+    size_t down = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < x->n; i++) {
+        const node_rec *r = x->nodes[i]->user;
+        if (!x->nodes[i]->seen || !r || strcmp(r->ready, "True") == 0) continue;
+        if (strncmp(r->ready_message, "container runtime", 17) != 0) continue;
+        if (!first) first = r->ready_message;
+        if (down++ < 3)
+            next(x, "runtime-down", x->nodes[i]->name, x->nodes[i]->name, NULL, NULL, NULL);
+    }
+    if (!down) return NULL;
+    snprintf(why, size, "%zu node(s) NotReady: %s", down, first);
+    return "container-runtime";
+}
+
 static const char *decide_unscheduled(ctx *x, size_t advertising, char *why, size_t size)
 {
+    const char *down = runtime_down(x, why, size);
+    if (down) return down;
     const char *lost = lost_gpus(x);
     const json_t *sched = json_object_get(x->report, "scheduler");
     const char *blocker = kube_str(sched, "blocker");
+    const char *short_layer =
+        x->t->resource && advertising > 0 ? shortfall(x, lost, blocker, why, size) : NULL;
+    if (short_layer) return short_layer;
     if (!x->t->resource || advertising > 0) {
         snprintf(why, size, "%s", blocker);
         json_t *placement =

@@ -232,14 +232,23 @@ static int print_status(const json_t *s, const json_t *node)
     bool agree = layers_agree(s);
     printf("%s\n", _("evidence:"));
     double started = json_real_value(json_object_get(loaded, "started"));
+    bool changed = false;
     json_array_foreach(json_object_get(decl, "files"), i, f)
     {
-        if (running && json_real_value(json_object_get(f, "mtime")) > started)
+        if (running && json_real_value(json_object_get(f, "mtime")) > started) {
             printf(_("  %s changed after containerd started: a restart would load it\n"),
                    kube_str(f, "path"));
+            changed = true;
+        }
     }
+    /* the daemon read the files as they are, and they break CRI: the
+     * layer to change is the files, and a restart alone changes nothing */
+    bool files_break_cri = running && dcri && !changed && !kube_str_is(loaded, "cri", "up");
     if (agree)
         printf("%s\n", _("  the running containerd loaded what the files declare"));
+    else if (files_break_cri)
+        printf("%s\n", _("  the files make the CRI plugin fail, and the running containerd loaded "
+                         "them as they are: a restart loads the same until the files change"));
     else if (running)
         printf("%s\n", _("  what the files declare is not what the running containerd loaded"));
     else

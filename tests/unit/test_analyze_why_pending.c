@@ -362,6 +362,74 @@ static void test_incident_never_registered(void **state)
     json_decref(items);
 }
 
+/* The incident on containerd 1.6: the kubelet finds the runtime down
+ * (pkg/kubelet/runtime.go) and the node is NotReady; the plugin's sandbox
+ * failure is older and higher up. The runtime comes first. */
+static void test_runtime_down_comes_first(void **state)
+{
+    (void)state;
+    json_t *r = generated(
+        "{'kind':'Pod','metadata':{'name':'job','namespace':'ml','uid':'u1'},'spec':{"
+        "'runtimeClassName':'nvidia','containers':[{'name':'c','resources':{'limits':{"
+        "'nvidia.com/gpu':'1'}}}]},'status':{'phase':'Pending','conditions':[{'type':"
+        "'PodScheduled','status':'False','reason':'Unschedulable','message':'0/1 nodes are "
+        "available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.'}]}}",
+        "[{'kind':'Node','metadata':{'name':'g0'},'status':{'conditions':[{'type':'Ready',"
+        "'status':'False','reason':'KubeletNotReady','message':'container runtime is down'}]}},"
+        "{'kind':'Pod','metadata':{'name':'nvidia-device-plugin-a','namespace':'gpu-operator',"
+        "'uid':'p0'},'spec':{'nodeName':'g0','runtimeClassName':'nvidia','containers':[{'name':"
+        "'c'}]},'status':{'phase':'Pending'}},"
+        "{'kind':'Event','involvedObject':{'kind':'Pod','name':'nvidia-device-plugin-a',"
+        "'namespace':'gpu-operator','uid':'p0'},'reason':'FailedCreatePodSandBox','type':"
+        "'Warning','message':'Failed to create pod sandbox: rpc error: code = Unknown desc = "
+        "failed to get sandbox runtime: no runtime for \\\"nvidia\\\" is configured'}]");
+    assert_string_equal(str(r, "layer"), "container-runtime");
+    assert_string_equal(first_next(r), "runtime-down");
+    assert_non_null(strstr(str(r, "verdict"), "container runtime is down"));
+    json_decref(r);
+}
+
+/* The incident's kernel update: g0 advertises its GPUs and is full, g1
+ * registered them (capacity, no GFD count label) and reads 0, its plugin in
+ * CrashLoopBackOff; g0's plugin runs, with a sandbox failure from before it
+ * started. The scheduler counts right: the capacity went with g1's plugin. */
+static void test_shortfall_is_the_lost_node(void **state)
+{
+    (void)state;
+    json_t *r = generated(
+        GPU_POD,
+        "[{'kind':'Node','metadata':{'name':'g0'},'status':{'conditions':[{'type':'Ready',"
+        "'status':'True'}],'capacity':{'nvidia.com/gpu':'4'},'allocatable':{'nvidia.com/gpu':"
+        "'4'}}},"
+        "{'kind':'Node','metadata':{'name':'g1'},'status':{'conditions':[{'type':'Ready',"
+        "'status':'True'}],'capacity':{'nvidia.com/gpu':'0'},'allocatable':{'nvidia.com/gpu':"
+        "'0'}}},"
+        "{'kind':'Pod','metadata':{'name':'other','namespace':'ml'},'spec':{'nodeName':'g0',"
+        "'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'4'}}}]},"
+        "'status':{'phase':'Running'}},"
+        "{'kind':'Pod','metadata':{'name':'nvidia-device-plugin-a','namespace':'gpu-operator',"
+        "'uid':'p0'},'spec':{'nodeName':'g0','containers':[{'name':'c'}]},'status':{'phase':"
+        "'Running','conditions':[{'type':'Ready','status':'True'}],'containerStatuses':[{"
+        "'name':'c','ready':true,'state':{'running':{}}}]}},"
+        "{'kind':'Event','involvedObject':{'kind':'Pod','name':'nvidia-device-plugin-a',"
+        "'namespace':'gpu-operator','uid':'p0'},'reason':'FailedCreatePodSandBox','type':"
+        "'Warning','message':'Failed to create pod sandbox: rpc error: code = Unknown desc = "
+        "failed to get sandbox runtime: no runtime for \\\"nvidia\\\" is configured'},"
+        "{'kind':'Pod','metadata':{'name':'nvidia-device-plugin-b','namespace':'gpu-operator',"
+        "'uid':'p1'},'spec':{'nodeName':'g1','containers':[{'name':'c'}]},'status':{'phase':"
+        "'Running','conditions':[{'type':'Ready','status':'False'}],'containerStatuses':[{"
+        "'name':'c','ready':false,'state':{'waiting':{'reason':'CrashLoopBackOff'}}}]}}]");
+    assert_string_equal(str(r, "layer"), "device-plugin");
+    const json_t *gone = step(r, "gpus-gone");
+    assert_non_null(gone);
+    assert_string_equal(str(gone, "target"), "g1");
+    assert_string_equal(str(step(r, "plugin-log"), "target"),
+                        "gpu-operator/nvidia-device-plugin-b");
+    assert_null(step(r, "containerd-check"));
+    json_decref(r);
+}
+
 /* CDI on (gpu-node-facts.md 3.4): the plugin's RuntimeClass nvidia-cdi names
  * a handler the nodes' containerd does not load; the sandbox event says so,
  * and the check to run is for that handler, not for nvidia. */
@@ -643,6 +711,8 @@ int main(void)
         cmocka_unit_test(test_kubelet_admission),
         cmocka_unit_test(test_advertised_but_full),
         cmocka_unit_test(test_lost_gpus_come_first),
+        cmocka_unit_test(test_shortfall_is_the_lost_node),
+        cmocka_unit_test(test_runtime_down_comes_first),
         cmocka_unit_test(test_not_a_pod),
         cmocka_unit_test(test_incident_never_registered),
         cmocka_unit_test(test_cdi_handler_missing),
