@@ -197,7 +197,7 @@ static json_t *parse_kept(ctl_loop *c, keep_policy policy, const as_blob *b)
         if (cut && pod_settled(cut)) return strip_settled(c, cut);
         json_decref(cut);
     }
-    return json_loadb(b->text, b->len, 0, NULL);
+    return kc_object_parse_dumped(b->text, b->len);
 }
 
 /* The cache of one resource ("group/resource"), made on first use. */
