@@ -15,6 +15,7 @@
 #include "apiserver/strategy.h"
 #include "apiserver/table.h"
 #include "apiserver/views.h"
+#include "client/list_stream.h"
 #include "kube/patch.h"
 #include "kube/protobuf.h"
 #include "kube/smp.h"
@@ -198,10 +199,18 @@ static void respond_json(as_response *resp, unsigned status, json_t *obj)
     as_respond_object(resp, status, b);
 }
 
+/* A stored object's text parsed: the store wrote it with json_dumps, and
+ * the builder reads that as json_loadb would, in half the time (a patch
+ * and a binding each read the version they change). */
+static json_t *parse_stored(const as_blob *b)
+{
+    return kc_object_parse_dumped(b->text, b->len);
+}
+
 /* A stored object in the form of r (views.h). */
 static json_t *load_stored(const as_resource *r, const as_object *o)
 {
-    return as_view_from_stored(r, json_loadb(o->json->text, o->json->len, 0, NULL));
+    return as_view_from_stored(r, parse_stored(o->json));
 }
 
 /* as_store_put and as_store_delete of an object in r's form. Need the lock. */
@@ -610,7 +619,7 @@ static json_t *read_current(as_api *api, const as_path *p, uint64_t *rv, size_t 
         as_error_not_found(resp, p->resource, p->name);
         return NULL;
     }
-    json_t *obj = as_view_from_stored(p->resource, json_loadb(b->text, b->len, 0, NULL));
+    json_t *obj = as_view_from_stored(p->resource, parse_stored(b));
     as_blob_unref(b);
     if (!obj) as_status(resp, 500, "InternalError", "a stored object does not parse");
     return obj;

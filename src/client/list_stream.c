@@ -429,6 +429,25 @@ json_t *kc_object_parse(const kc_fields *keep, const char *text, size_t len)
     return out;
 }
 
+/* Whether the text holds a \u0000 escape (a backslash escapes the
+ * character after it: \\u0000 is a backslash and "u0000"). */
+static bool has_nul_escape(const char *text, size_t len)
+{
+    const char *end = text + len;
+    for (const char *p = memchr(text, '\\', len); p; p = memchr(p, '\\', (size_t)(end - p))) {
+        if (end - p >= 6 && memcmp(p + 1, "u0000", 5) == 0) return true;
+        p += 2; /* past the escaped character */
+        if (p >= end) break;
+    }
+    return false;
+}
+
+json_t *kc_object_parse_dumped(const char *text, size_t len)
+{
+    if (has_nul_escape(text, len)) return json_loadb(text, len, 0, NULL);
+    return kc_object_parse(NULL, text, len);
+}
+
 json_t *kc_fields_prune(const kc_fields *keep, const json_t *obj)
 {
     char *text = json_dumps(obj, JSON_COMPACT);

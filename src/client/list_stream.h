@@ -56,4 +56,14 @@ json_t *kc_fields_prune(const kc_fields *keep, const json_t *obj);
  * parse with only what they read. */
 json_t *kc_object_parse(const kc_fields *keep, const char *text, size_t len);
 
+/* The whole object of a text that jansson wrote (json_dumps of an object:
+ * what the embedded API server stores), equal to what json_loadb(text,
+ * len, 0) reads, in about half its time. Only for such text: numbers out
+ * of an int64 or nesting past jansson's 2048 levels, which json_dumps
+ * never writes from what json_loadb read, are not refused as json_loadb
+ * refuses them. A text with a \u0000 escape is read by json_loadb, which
+ * refuses it where the builder would keep the NUL byte. New reference,
+ * NULL when the text does not parse. */
+json_t *kc_object_parse_dumped(const char *text, size_t len);
+
 #endif

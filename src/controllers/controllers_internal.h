@@ -48,6 +48,9 @@ struct ctl_loop {
     } caches[16];
     size_t cache_count;
     kc_fields *settled_pod_fields, *metadata_fields, *lease_fields;
+    /* the snapshot's last node and lease indexes: a pass whose nodes and
+     * Leases are the same names at the same places reuses them */
+    json_t *node_index, *lease_index;
     json_t *terminating; /* names of the namespaces being deleted, this pass */
     ctl_wq *wq;
     ctl_inflight *inflight;     /* pod and node writes sent and not yet seen */
@@ -118,17 +121,23 @@ typedef struct node_summary {
     unsigned jitter;
 } node_summary;
 
+typedef struct lease_summary {
+    const char *node; /* the name of a Lease in kube-node-lease, else NULL */
+} lease_summary;
+
 typedef struct snapshot {
     json_t *nodes, *pods, *daemonsets, *revisions, *namespaces, *runtimeclasses, *configmaps;
     /* beside nodes and pods, position for position */
     const node_summary **node_sums;
     const pod_summary **pod_sums;
     json_t *leases;
-    json_t *node_index;  /* node name -> its position in nodes (an integer) */
-    json_t *lease_index; /* node name -> its Lease in kube-node-lease */
-    json_t *pod_ips;     /* node name -> {ip: true} of its pods; see pod_ips() */
-    uint64_t listed_rv;  /* the store's version before the first listing */
-    json_t *all;         /* [{resource, group, object}] for the garbage collector */
+    const lease_summary **lease_sums; /* beside leases */
+    /* node name -> its position in nodes, and in leases of its Lease in
+     * kube-node-lease (integers) */
+    json_t *node_index, *lease_index;
+    json_t *pod_ips;    /* node name -> {ip: true} of its pods; see pod_ips() */
+    uint64_t listed_rv; /* the store's version before the first listing */
+    json_t *all;        /* [{resource, group, object}] for the garbage collector */
 } snapshot;
 
 /* The pass's view of the cluster (controllers_snapshot.c): every object the
@@ -143,6 +152,8 @@ int ctl_snapshot_init(ctl_loop *c);
 void ctl_snapshot_fini(ctl_loop *c);
 /* The node of that name in the snapshot, or NULL. */
 const json_t *ctl_node_named(const snapshot *s, const char *name);
+/* The Lease of the node of that name (kube-node-lease), or NULL. */
+const json_t *ctl_node_lease(const snapshot *s, const char *name);
 
 /* ---- requests (requests.c) ---- */
 

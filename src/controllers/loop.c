@@ -83,7 +83,7 @@ static bool heartbeat_due(const node_summary *n, time_t now)
 
 static const json_t *lease_of(const snapshot *s, const char *node)
 {
-    return node ? json_object_get(s->lease_index, node) : NULL;
+    return ctl_node_lease(s, node);
 }
 
 /* Whether the node's Lease is due for renewal: the renewal interval after

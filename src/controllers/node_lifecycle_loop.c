@@ -77,7 +77,7 @@ static void monitor(ctl_loop *c, const snapshot *s, int64_t now_ms, json_t *acti
     if (!in) return;
     for (size_t i = 0; i < n; i++) {
         in[i].node = json_array_get(s->nodes, i);
-        const json_t *lease = json_object_get(s->lease_index, s->node_sums[i]->name);
+        const json_t *lease = ctl_node_lease(s, s->node_sums[i]->name);
         in[i].lease_renew = kube_str_or_null(kube_obj(lease, "spec"), "renewTime");
     }
     ctl_nlc_monitor(c->nlc, in, n, now_ms, actions);

@@ -173,6 +173,7 @@ typedef struct node_info {
     const json_t *labels, *taints;
     bool unschedulable;
     resources alloc;
+    bool alloc_borrowed; /* a ctl_sched_memo's: freed by it, not with the node */
     pod_info *pods;
     size_t npods;
 } node_info;
@@ -262,7 +263,7 @@ static void node_info_free(node_info *ni)
     for (size_t i = 0; i < ni->npods; i++)
         pod_info_free(&ni->pods[i]);
     free(ni->pods);
-    resources_free(&ni->alloc);
+    if (!ni->alloc_borrowed) resources_free(&ni->alloc);
 }
 
 /* ---- pod infos kept from one pass to the next ---------------------------- */
@@ -287,10 +288,26 @@ typedef struct memo_table {
  * (waiting for their kubelet): parsed at their first build and kept while
  * each build reads them, so a burst of bindings is not parsed again on
  * every pass until the pods run. */
+/* A node's own part of its info (no pods), read once per version of its
+ * object: the same pointer is the same node at the same version, as for
+ * pods. Entries a build did not read are of versions gone. */
+typedef struct node_memo {
+    const json_t *node; /* NULL: a free slot */
+    node_info own;
+    unsigned used; /* the build that last read it */
+} node_memo;
+
+typedef struct node_memo_table {
+    node_memo *slots;
+    size_t cap, count; /* cap a power of two, or 0 */
+} node_memo_table;
+
 struct ctl_sched_memo {
     memo_table settled, recent;
+    node_memo_table nodes;
     unsigned build;     /* numbers the builds, for `used` */
     size_t recent_read; /* recent entries the current build read */
+    size_t nodes_read;  /* node entries the current build read */
 };
 
 ctl_sched_memo *ctl_sched_memo_new(void)
@@ -314,11 +331,27 @@ static void table_free(memo_table *t)
     memset(t, 0, sizeof *t);
 }
 
+static void node_memo_free(node_memo *e)
+{
+    resources_free(&e->own.alloc);
+    json_decref((json_t *)e->node);
+    memset(e, 0, sizeof *e);
+}
+
+static void node_table_free(node_memo_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].node) node_memo_free(&t->slots[i]);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
 void ctl_sched_memo_free(ctl_sched_memo *m)
 {
     if (!m) return;
     table_free(&m->settled);
     table_free(&m->recent);
+    node_table_free(&m->nodes);
     free(m);
 }
 
@@ -415,11 +448,89 @@ static int memo_info(ctl_sched_memo *m, const json_t *pod, const kube_non_missin
     return 0;
 }
 
+static node_memo *node_slot(const node_memo_table *t, const json_t *node)
+{
+    size_t i = gp_hash_ptr(node, t->cap);
+    while (t->slots[i].node && t->slots[i].node != node)
+        i = (i + 1) & (t->cap - 1);
+    return &t->slots[i];
+}
+
+/* Rehashes into `cap` slots, without the entries the current build did
+ * not read (unless keep_all). */
+static int node_rehash(node_memo_table *t, size_t cap, bool keep_all, unsigned build)
+{
+    node_memo *slots = calloc(cap, sizeof *slots);
+    if (!slots) return -1;
+    node_memo *old = t->slots;
+    size_t old_cap = t->cap;
+    t->slots = slots;
+    t->cap = cap;
+    t->count = 0;
+    for (size_t i = 0; i < old_cap; i++) {
+        node_memo *e = &old[i];
+        if (!e->node) continue;
+        if (!keep_all && e->used != build) {
+            node_memo_free(e);
+            continue;
+        }
+        *node_slot(t, e->node) = *e;
+        t->count++;
+    }
+    free(old);
+    return 0;
+}
+
+static int node_own_init(node_info *ni, const json_t *node, gp_error *err)
+{
+    memset(ni, 0, sizeof *ni);
+    ni->obj = node;
+    ni->name = kube_str(kube_get(node, "metadata"), "name");
+    ni->labels = kube_get(kube_get(node, "metadata"), "labels");
+    ni->taints = kube_get(kube_get(node, "spec"), "taints");
+    ni->unschedulable = json_is_true(kube_get(kube_get(node, "spec"), "unschedulable"));
+    kube_resource_list l = {0};
+    int rc = kube_resource_list_read(kube_get(kube_get(node, "status"), "allocatable"), &l, err);
+    if (rc == 0) rc = to_resources(&l, &ni->alloc, err);
+    kube_resource_list_free(&l);
+    return rc;
+}
+
+/* The node's own part of its info: from the memo (its alloc borrowed),
+ * read into it the first time. Out of memory there, it is read for this
+ * build only. */
+static int node_own(ctl_sched_memo *m, node_info *ni, const json_t *node, gp_error *err)
+{
+    if (!m) return node_own_init(ni, node, err);
+    node_memo_table *t = &m->nodes;
+    node_memo *e = t->cap ? node_slot(t, node) : NULL;
+    if (!e || !e->node) {
+        if (node_own_init(ni, node, err) < 0) return -1;
+        if ((t->count + 1) * 2 > t->cap &&
+            node_rehash(t, t->cap ? t->cap * 2 : 1024, true, m->build) < 0)
+            return 0;
+        e = node_slot(t, node);
+        e->node = json_incref((json_t *)node);
+        e->own = *ni;
+        e->used = m->build - 1; /* counted as read below */
+        t->count++;
+    }
+    if (e->used != m->build) m->nodes_read++;
+    e->used = m->build;
+    *ni = e->own;
+    ni->alloc_borrowed = true;
+    return 0;
+}
+
 /* After a build: the recent pods it did not read have changed (a new
  * version, settled or gone), and their entries go; swept once they could
- * be half the table, so that a pass does not rebuild it. */
+ * be half the table, so that a pass does not rebuild it. So do the nodes'
+ * entries of versions gone. */
 static void memo_end_build(ctl_sched_memo *m)
 {
+    node_memo_table *nodes = &m->nodes;
+    if (nodes->count > 2 * m->nodes_read + 256) node_rehash(nodes, nodes->cap, false, m->build);
+    m->nodes_read = 0;
     memo_table *t = &m->recent;
     if (t->count > 2 * m->recent_read + 256) {
         size_t cap = t->cap;
@@ -487,18 +598,7 @@ int ctl_sched_memo_prime(ctl_sched_memo *m, const json_t *key, const json_t *pod
 static int node_info_init(node_info *ni, const ctl_sched_node *in, const kube_non_missing *nz,
                           ctl_sched_memo *memo, gp_error *err)
 {
-    memset(ni, 0, sizeof *ni);
-    ni->obj = in->node;
-    ni->name = kube_str(kube_get(in->node, "metadata"), "name");
-    ni->labels = kube_get(kube_get(in->node, "metadata"), "labels");
-    ni->taints = kube_get(kube_get(in->node, "spec"), "taints");
-    ni->unschedulable = json_is_true(kube_get(kube_get(in->node, "spec"), "unschedulable"));
-    kube_resource_list l = {0};
-    int rc =
-        kube_resource_list_read(kube_get(kube_get(in->node, "status"), "allocatable"), &l, err);
-    if (rc == 0) rc = to_resources(&l, &ni->alloc, err);
-    kube_resource_list_free(&l);
-    if (rc < 0) return -1;
+    if (node_own(memo, ni, in->node, err) < 0) return -1;
     ni->pods = calloc(in->pod_count + 1, sizeof *ni->pods);
     if (!ni->pods) return oom(err);
     for (; ni->npods < in->pod_count; ni->npods++) {

@@ -29,6 +29,12 @@ const json_t *ctl_node_named(const snapshot *s, const char *name)
     return at ? json_array_get(s->nodes, (size_t)json_integer_value(at)) : NULL;
 }
 
+const json_t *ctl_node_lease(const snapshot *s, const char *name)
+{
+    const json_t *at = name ? json_object_get(s->lease_index, name) : NULL;
+    return at ? json_array_get(s->leases, (size_t)json_integer_value(at)) : NULL;
+}
+
 static bool node_ready(const json_t *node)
 {
     return kube_str_is(kube_condition(node, "Ready"), "status", "True");
@@ -77,6 +83,15 @@ static void *summarize_node(const json_t *node)
     for (const char *q = n->name; q && *q; q++)
         n->jitter = n->jitter * 31 + (unsigned char)*q;
     return n;
+}
+
+static void *summarize_lease(const json_t *lease)
+{
+    lease_summary *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    const json_t *meta = kube_obj(lease, "metadata");
+    if (kube_str_is(meta, "namespace", "kube-node-lease")) l->node = kube_str_or_null(meta, "name");
+    return l;
 }
 
 /* How much of an object the cache keeps. A pod is whole while a controller
@@ -197,7 +212,7 @@ static json_t *parse_kept(ctl_loop *c, keep_policy policy, const as_blob *b)
         if (cut && pod_settled(cut)) return strip_settled(c, cut);
         json_decref(cut);
     }
-    return json_loadb(b->text, b->len, 0, NULL);
+    return kc_object_parse_dumped(b->text, b->len);
 }
 
 /* The cache of one resource ("group/resource"), made on first use. */
@@ -299,6 +314,34 @@ static json_t *list_summarized(ctl_loop *c, const char *group, const char *resou
     return out;
 }
 
+/* Whether `index` maps names[i] to i for every name given (NULL: none),
+ * and nothing else. */
+static bool index_holds(const json_t *index, const char *const *names, size_t n)
+{
+    size_t named = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i]) continue;
+        named++;
+        const json_t *at = json_object_get(index, names[i]);
+        if (!at || json_integer_value(at) != (json_int_t)i) return false;
+    }
+    return named == json_object_size(index);
+}
+
+/* name -> position of names[0..n) (NULL ones left out): the last one made
+ * (*last) when it still holds, which is most passes at a thousand nodes,
+ * else a new one, then kept in *last. A new reference. */
+static json_t *position_index(json_t **last, const char *const *names, size_t n)
+{
+    if (*last && index_holds(*last, names, n)) return json_incref(*last);
+    json_t *index = json_object();
+    for (size_t i = 0; i < n; i++)
+        if (names[i]) json_object_set_new(index, names[i], json_integer((json_int_t)i));
+    json_decref(*last);
+    *last = json_incref(index);
+    return index;
+}
+
 static bool any_deleting(const json_t *list)
 {
     size_t i;
@@ -347,7 +390,8 @@ void ctl_take_snapshot(ctl_loop *c, snapshot *s)
     s->namespaces = list_resource(c, "", "namespaces", KEEP_WHOLE, NULL);
     s->runtimeclasses = list_resource(c, "node.k8s.io", "runtimeclasses", KEEP_WHOLE, NULL);
     s->configmaps = list_resource(c, "", "configmaps", KEEP_WHOLE, NULL);
-    s->leases = list_resource(c, "coordination.k8s.io", "leases", KEEP_LEASE, NULL);
+    s->leases = list_summarized(c, "coordination.k8s.io", "leases", KEEP_LEASE, NULL,
+                                summarize_lease, (void ***)&s->lease_sums);
     if (collection_due(c, s)) {
         json_object_clear(c->terminating);
         size_t k;
@@ -381,24 +425,20 @@ void ctl_take_snapshot(ctl_loop *c, snapshot *s)
             json_decref(list_resource(c, only_collected[i][0], only_collected[i][1],
                                       KEEP_COLLECTABLE_METADATA, s->all));
     }
-    s->node_index = json_object();
-    size_t i;
-    json_t *o;
-    json_array_foreach(s->nodes, i, o)
-    {
-        const char *name = kube_str_or_null(kube_obj(o, "metadata"), "name");
-        if (name) json_object_set_new(s->node_index, name, json_integer((json_int_t)i));
-    }
+    size_t n = json_array_size(s->nodes);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; names && i < n; i++)
+        names[i] = s->node_sums[i]->name;
+    s->node_index = position_index(&c->node_index, names, names ? n : 0);
+    free(names);
     /* A node's Lease is looked up once a node a pass: by name, not by a
      * walk over every lease (which made a pass quadratic in nodes). */
-    s->lease_index = json_object();
-    json_array_foreach(s->leases, i, o)
-    {
-        const char *ns = kube_str_or_null(kube_obj(o, "metadata"), "namespace"),
-                   *name = kube_str_or_null(kube_obj(o, "metadata"), "name");
-        if (ns && name && strcmp(ns, "kube-node-lease") == 0)
-            json_object_set(s->lease_index, name, o);
-    }
+    n = s->lease_sums ? json_array_size(s->leases) : 0;
+    names = calloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; names && i < n; i++)
+        names[i] = s->lease_sums[i]->node;
+    s->lease_index = position_index(&c->lease_index, names, names ? n : 0);
+    free(names);
     s->pod_ips = NULL; /* built by the first pod that needs an address */
 }
 
@@ -442,6 +482,7 @@ void ctl_free_snapshot(snapshot *s)
     json_decref(s->runtimeclasses);
     json_decref(s->configmaps);
     json_decref(s->leases);
+    free(s->lease_sums);
     json_decref(s->node_index);
     json_decref(s->lease_index);
     json_decref(s->pod_ips);
@@ -463,4 +504,6 @@ void ctl_snapshot_fini(ctl_loop *c)
     kc_fields_free(c->settled_pod_fields);
     kc_fields_free(c->metadata_fields);
     kc_fields_free(c->lease_fields);
+    json_decref(c->node_index);
+    json_decref(c->lease_index);
 }

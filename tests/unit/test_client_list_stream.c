@@ -1,6 +1,7 @@
 /* The streaming list parser (client/list_stream.c): items as jansson reads
  * them, whatever the chunking; the list's continue token and item types;
- * stopping; errors; and pruning that changes no analyzer's report. */
+ * stopping; errors; pruning that changes no analyzer's report; and the
+ * API server's stored text read as json_loadb reads it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -274,6 +275,59 @@ static void test_pruned_pods_same_reports(void **state)
     }
 }
 
+/* What the API server stores is json_dumps' text: read by the builder it
+ * is what json_loadb reads, value for value and type for type (written
+ * again, the same bytes), and a NUL byte is refused as json_loadb refuses
+ * it. */
+static void expect_read_as_jansson(const json_t *obj, size_t flags)
+{
+    char *text = json_dumps(obj, flags);
+    assert_non_null(text);
+    json_t *fast = kc_object_parse_dumped(text, strlen(text));
+    json_t *slow = json_loadb(text, strlen(text), 0, NULL);
+    assert_non_null(fast);
+    assert_non_null(slow);
+    char *again = json_dumps(fast, flags), *jansson = json_dumps(slow, flags);
+    assert_string_equal(again, jansson);
+    assert_string_equal(again, text);
+    free(again);
+    free(jansson);
+    json_decref(fast);
+    json_decref(slow);
+    free(text);
+}
+
+static void test_dumped_text_reads_as_jansson(void **state)
+{
+    (void)state;
+    json_t *obj = json_pack(
+        "{s:s, s:{s:s, s:s, s:s, s:{s:s, s:s}}, s:{s:I, s:I, s:I, s:i, s:f, s:f, s:f, s:f, s:f, "
+        "s:[[], {}, [[i, [i]], {s:n}], b, b, n]}}",
+        "kind", "Pod", "metadata", "name", "caf\xc3\xa9-\xe6\x97\xa5\xf0\x9f\x98\x80", "namespace",
+        "tab\there \"quoted\" back\\slash / \x01\x1f\x7f", "", "empty key", "annotations", "a\nb",
+        "\\n as text", "k\\", "x", "spec", "max", (json_int_t)INT64_MAX, "min",
+        (json_int_t)INT64_MIN, "big", (json_int_t)1 << 53, "zero", 0, "half", 0.5, "negative zero",
+        -0.0, "tiny", 1e-300, "exponent only", 1e22, "huge", 1.7976931348623157e308, "nested", 1, 2,
+        "none", 1, 0);
+    assert_non_null(obj);
+    expect_read_as_jansson(obj, JSON_COMPACT);
+    expect_read_as_jansson(obj, JSON_INDENT(2));
+    json_decref(obj);
+
+    /* a backslash and "u0000" is no NUL byte */
+    json_t *lookalike = json_pack("{s:s}", "data", "\\u0000");
+    expect_read_as_jansson(lookalike, JSON_COMPACT);
+    json_decref(lookalike);
+
+    json_t *nul = json_pack("{s:s%}", "data", "a\0b", (size_t)3);
+    char *text = json_dumps(nul, JSON_COMPACT);
+    assert_non_null(strstr(text, "\\u0000"));
+    assert_null(json_loadb(text, strlen(text), 0, NULL));
+    assert_null(kc_object_parse_dumped(text, strlen(text)));
+    free(text);
+    json_decref(nul);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_pruning),
         cmocka_unit_test(test_stop_and_errors),
         cmocka_unit_test(test_pruned_pods_same_reports),
+        cmocka_unit_test(test_dumped_text_reads_as_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

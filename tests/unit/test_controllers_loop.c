@@ -366,12 +366,62 @@ static void settled_pods_are_cut(void **state)
     ctl_free_snapshot(&s);
 }
 
+/* Takes a snapshot in which the node and Lease indexes name each node of
+ * `names` (NULL-terminated) and its Lease, and nothing else. */
+static void expect_indexes(fixture *f, const char *const *names)
+{
+    snapshot s = {0};
+    ctl_take_snapshot(f->c, &s);
+    size_t n = 0;
+    for (; names[n]; n++) {
+        assert_string_equal(kube_str_at(ctl_node_named(&s, names[n]), "metadata.name"), names[n]);
+        const json_t *lease = ctl_node_lease(&s, names[n]);
+        assert_string_equal(kube_str_at(lease, "metadata.name"), names[n]);
+        assert_string_equal(kube_str_at(lease, "metadata.namespace"), "kube-node-lease");
+    }
+    assert_int_equal(json_object_size(s.node_index), n);
+    assert_int_equal(json_array_size(s.nodes), n);
+    ctl_free_snapshot(&s);
+}
+
+/* A pass reuses the last pass's node and Lease indexes while they still
+ * hold: when nodes come and go, even as many as before at other places,
+ * each name still finds its own node and Lease. */
+static void indexes_follow_the_nodes(void **state)
+{
+    fixture *f = *state;
+    int64_t t = T0;
+    create(f, "/api/v1/nodes", NODE("ix-b"));
+    create(f, "/api/v1/nodes", NODE("ix-d"));
+    settle(f, t);
+    expect_indexes(f, (const char *[]){"ix-b", "ix-d", NULL});
+    expect_indexes(f, (const char *[]){"ix-b", "ix-d", NULL});
+    create(f, "/api/v1/nodes", NODE("ix-a"));
+    create(f, "/api/v1/nodes", NODE("ix-c"));
+    settle(f, t += SEC);
+    expect_indexes(f, (const char *[]){"ix-a", "ix-b", "ix-c", "ix-d", NULL});
+    /* as many nodes as before, each at another place */
+    json_decref(call(f, "DELETE", "/api/v1/nodes/ix-d", NULL, NULL, 200));
+    json_decref(call(f, "DELETE",
+                     "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/ix-d", NULL,
+                     NULL, 200));
+    create(f, "/api/v1/nodes", NODE("ix-0"));
+    settle(f, t += SEC);
+    expect_indexes(f, (const char *[]){"ix-0", "ix-a", "ix-b", "ix-c", NULL});
+    snapshot s = {0};
+    ctl_take_snapshot(f->c, &s);
+    assert_null(ctl_node_named(&s, "ix-d"));
+    assert_null(ctl_node_lease(&s, "ix-d"));
+    ctl_free_snapshot(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_node_whose_kubelet_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(a_refused_daemonset_backs_off, setup, teardown),
         cmocka_unit_test_setup_teardown(settled_pods_are_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(indexes_follow_the_nodes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

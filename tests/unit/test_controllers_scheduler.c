@@ -390,6 +390,42 @@ static void test_memo_keeps_bound_pods_between_builds(void **state)
     ctl_sched_memo_free(m);
 }
 
+/* A node's own part (allocatable, labels, taints) is read once per
+ * version of its object: an edit made in place, which callers must never
+ * do, shows that the second build did not read it again. A new version (a
+ * new object) is read; the old one is let go once builds stop reading it. */
+static void test_memo_keeps_nodes_between_builds(void **state)
+{
+    (void)state;
+    ctl_sched_memo *m = ctl_sched_memo_new();
+    assert_non_null(m);
+    fixture *f = two_lab_nodes();
+    bind_simple(f, 1, "other", 0, "'cpu':'5'");
+    /* 16 cpu each, 11 free on node 1: node 0 */
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 0);
+    json_t *old = f->nodes[0];
+    assert_true(old->refcount > 1); /* the memo holds it */
+    json_t *alloc = json_object_get(json_object_get(old, "status"), "allocatable");
+    json_object_set_new(alloc, "cpu", json_string("4"));
+    /* read again, 10 cpu would not fit on node 0 */
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 0);
+    /* the node's next version has those 4 cpu: node 1 */
+    f->nodes[0] = json_deep_copy(old);
+    assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 1);
+    /* builds that no longer read the old version sweep it: at most a few
+     * hundred kept past their last build */
+    for (int i = 0; i < 300; i++) {
+        json_t *next = json_deep_copy(f->nodes[1]);
+        json_decref(f->nodes[1]);
+        f->nodes[1] = next;
+        assert_int_equal(memo_choice(m, f, WANTS_10_CPU), 1);
+    }
+    assert_int_equal(old->refcount, 1);
+    json_decref(old);
+    fixture_free(f);
+    ctl_sched_memo_free(m);
+}
+
 static void test_lab_daemonset_64gi(void **state)
 {
     (void)state;
@@ -1142,6 +1178,7 @@ int main(void)
         cmocka_unit_test(test_lab_cuda_probe_after_gpu_patch),
         cmocka_unit_test(test_memo_keeps_what_stripped_pods_request),
         cmocka_unit_test(test_memo_keeps_bound_pods_between_builds),
+        cmocka_unit_test(test_memo_keeps_nodes_between_builds),
         cmocka_unit_test(test_lab_daemonset_64gi),
         cmocka_unit_test(test_cluster_reused_with_assumed_pods),
         cmocka_unit_test(test_lab_daemonset_high_priority_victims_not_enough),
