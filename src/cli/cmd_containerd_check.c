@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/kube_cli.h"
 #include "containerd/handler_check.h"
+#include "util/msg.h"
 
 typedef struct check_opts {
     cd_check_request req;
@@ -139,6 +140,31 @@ static json_t *read_node(const check_opts *o, gp_error *err)
     }
     kc_client_free(c);
     return r == KC_OK ? node : NULL;
+}
+
+/* The socket of NAME's daemon when the cluster is gpuop's embedded one
+ * with node agents (`gpuop cluster up --node-agents`): its simulated
+ * containerd is served there, not on this machine's default socket.
+ * malloc'd, or NULL (a real cluster, or no agent for NAME). */
+static char *simulated_socket(const check_opts *o)
+{
+    kc_client *c = NULL;
+    gp_error err = {0};
+    char *socket = NULL;
+    if (kc_client_open(&o->kube, &c, &err) == KC_OK) {
+        char path[600];
+        char *escaped = kc_escape(o->node);
+        snprintf(path, sizeof path, "/gpuop/v1/agents/%s", escaped ? escaped : "");
+        free(escaped);
+        json_t *agent = NULL;
+        if (kc_get(c, path, &agent, &err) == KC_OK) {
+            const char *s = json_string_value(json_object_get(agent, "socket"));
+            if (s) socket = strdup(s);
+        }
+        json_decref(agent);
+    }
+    kc_client_free(c);
+    return socket;
 }
 
 /* ---- text ---- */
@@ -402,6 +428,14 @@ int cli_cmd_containerd_check(int argc, char **argv)
         cli_report(&err); /* auto: the other witnesses may still tell */
     }
     o.req.node = node;
+    char *socket = NULL;
+    bool want_daemon = o.req.source == CD_SOURCE_AUTO || o.req.source == CD_SOURCE_DAEMON;
+    if (o.node && !o.req.address && want_daemon && (socket = simulated_socket(&o)) != NULL) {
+        o.req.address = socket;
+        if (!o.json && !o.prometheus)
+            gp_msg_fprintf(stdout, _("node %s is simulated: asking its containerd at %s\n"), o.node,
+                           socket);
+    }
     cd_check_result r;
     cd_handler_check(&o.req, &r);
     json_decref(node);
@@ -414,6 +448,7 @@ int cli_cmd_containerd_check(int argc, char **argv)
         print_text(&o, &r);
     int verdict = (int)r.verdict;
     cd_check_result_free(&r);
+    free(socket);
     if (rc == EXIT_HOLDS) rc = finish();
     return rc == EXIT_HOLDS ? verdict : rc;
 }

@@ -350,7 +350,9 @@ int cli_lab_init(lab_args *a)
     else
         gp_msg_fprintf(stdout, _("New workspace: %s (seed %llu)\n"), a->root,
                        (unsigned long long)p.seed);
-    gp_msg_fprintf(stdout, "%s", _("Next: 'gpuop lab up', then 'gpuop lab steps'.\n"));
+    /* the incident goes on by itself: its next step is its own */
+    if (strcmp(a->verb, "incident") != 0)
+        gp_msg_fprintf(stdout, "%s", _("Next: 'gpuop lab up', then 'gpuop lab steps'.\n"));
     return EXIT_HOLDS;
 }
 
@@ -787,6 +789,11 @@ static int lab_status(lab_args *a)
         p.ds_request_gib);
     json_t *state = load_cluster_state(a->root);
     print_cluster(state);
+    lab_incident inc;
+    gp_error ignored;
+    if (lab_incident_load(a->root, &inc, &ignored) == 0)
+        gp_msg_fprintf(stdout, _("Incident:  %s, data in %s ('gpuop lab incident check')\n"),
+                       lab_scenario_name(inc.scenario), inc.data);
     /* Without a cluster, the file steps are what can be judged. */
     bool no_cluster = !json_object_get(state, "mode") || cluster_stopped(state);
     if (no_cluster && !a->external && a->step == 0) a->step = -4;

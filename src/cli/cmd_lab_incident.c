@@ -272,6 +272,8 @@ static int incident_down(lab_args *a)
 
 int cli_lab_incident(lab_args *a)
 {
+    if (a->step)
+        return cli_usage_error("lab", "%s", _("the incident is one task: it takes no step number"));
     if (!a->sub) return incident_replay(a);
     if (a->scenario)
         return cli_usage_error("lab", _("--scenario goes with 'gpuop lab incident' alone"));

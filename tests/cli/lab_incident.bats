@@ -79,6 +79,9 @@ node_dir() {
     run "$GPUOP" lab incident check --root "$WS"
     [ "$status" -eq 2 ]
     [[ "$output" == *"no incident in"* ]]
+    run "$GPUOP" lab incident steps 3 --root "$WS"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"takes no step number"* ]]
 }
 
 @test "containerd-1.6: the bare drop-in signalled in; every node NotReady, the jobs Pending" {
@@ -93,6 +96,23 @@ node_dir() {
     run "$GPUOP" lab incident check --root "$WS"
     [ "$status" -eq 1 ]
     [[ "$output" == *"incident.lab-node-0.loaded"* ]]
+    run "$GPUOP" lab status --root "$WS"
+    [[ "$output" == *"Incident:  containerd-1.6, data in "* ]]
+}
+
+@test "containerd-1.6: the field tools name the layer on the simulated nodes" {
+    run "$GPUOP" why-pending gpu-lab/cuda-job-0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"the chain breaks at container-runtime: 3 node(s) NotReady: container runtime is down"* ]]
+    [[ "$output" == *"a restart alone reloads the same files"* ]]
+    run "$GPUOP" node status lab-node-0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"the files make the CRI plugin fail"* ]]
+    # --node finds the simulated node's daemon, not this machine's socket
+    run "$GPUOP" containerd check nvidia --node lab-node-0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"node lab-node-0 is simulated: asking its containerd at $(node_dir lab-node-0)/run/containerd/containerd.sock"* ]]
+    [[ "$output" == *"nvidia: NOT loaded"* ]]
 }
 
 @test "containerd-1.6: repaired files and a restart bring the nodes back; the toolkit still breaks it" {
@@ -195,6 +215,14 @@ EOF
     [ -n "$pending" ]
     run k get "$pending" -n gpu-lab -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
     [[ "$output" == "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."* ]]
+    # the scheduler counts right: the capacity went with lab-node-1's plugin
+    # (once its plugin has crashed: it starts, then NVML fails)
+    for _ in $(seq 1 60); do
+        run "$GPUOP" why-pending "gpu-lab/${pending#pod/}"
+        [[ "$output" == *"the chain breaks at device-plugin"* ]] && break
+        sleep 0.5
+    done
+    [[ "$output" == *"the chain breaks at device-plugin: too few nvidia.com/gpu: lab-node-1 lost them"* ]]
     answer LAYER=nvidia-driver NODES=lab-node-1
     run failing
     [[ "$output" == *"incident.lab-node-1.driver"* ]]
