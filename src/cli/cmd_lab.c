@@ -236,6 +236,19 @@ static bool cluster_stopped(const json_t *state)
     return json_is_true(json_object_get(state, "stopped"));
 }
 
+char *cli_lab_embedded_data(const char *root, bool *agents)
+{
+    json_t *state = load_cluster_state(root);
+    const char *mode = json_string_value(json_object_get(state, "mode"));
+    const char *data = json_string_value(json_object_get(state, "data"));
+    char *out = mode && strcmp(mode, "embedded") == 0 && data && !cluster_stopped(state)
+                    ? strdup(data)
+                    : NULL;
+    *agents = json_is_true(json_object_get(state, "agents"));
+    json_decref(state);
+    return out;
+}
+
 /* The embedded cluster's data directory: --data, else cluster's default. */
 static char *embedded_data_dir(const lab_args *a)
 {

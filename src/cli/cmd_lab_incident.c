@@ -267,7 +267,14 @@ static int incident_down(lab_args *a)
     lab_incident inc;
     int rc = load_incident(a, &inc);
     if (rc != 0) return rc;
-    return run_cluster("down", inc.data, false);
+    if ((rc = run_cluster("down", inc.data, false)) != EXIT_HOLDS) return rc;
+    /* Both clusters are kubectl's context "gpuop": the incident's took it
+     * over, so the eight steps' cluster, still running, gets it back. */
+    bool agents;
+    char *lab_data = cli_lab_embedded_data(a->root, &agents);
+    if (lab_data) rc = run_cluster("up", lab_data, agents);
+    free(lab_data);
+    return rc;
 }
 
 int cli_lab_incident(lab_args *a)

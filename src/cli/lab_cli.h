@@ -41,6 +41,11 @@ void cli_lab_show_progress(const char *what, int seconds, void *ud);
 /* /proc/self/exe, malloc'd (NULL when unknown). */
 char *cli_lab_self_exe(void);
 
+/* The data directory of the eight steps' embedded cluster that `lab up`
+ * recorded in R and `lab down` did not stop (malloc'd), or NULL; *agents
+ * says whether it has node agents. */
+char *cli_lab_embedded_data(const char *root, bool *agents);
+
 /* `gpuop lab incident [steps|check|solve|down] [--scenario NAME]`. */
 int cli_lab_incident(lab_args *a);
 

@@ -271,3 +271,18 @@ EOF
     [[ "$output" == *"Result: 8/8 steps passed"* ]]
     [ -f "$ws/k8s/device-plugin.yaml" ]
 }
+
+@test "incident down gives kubectl back to the eight steps' cluster" {
+    local ws=$LTMP/ws9
+    "$GPUOP" lab up --root "$ws" --data "$LTMP/data9" >/dev/null 2>&1
+    local lab_server
+    lab_server=$(kubectl config view --kubeconfig "$LTMP/data9/kubeconfig" --minify \
+        -o jsonpath='{.clusters[0].cluster.server}')
+    "$GPUOP" lab incident --root "$ws" --data "$LTMP/inc9" --scenario not-restarted >/dev/null 2>&1
+    run kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'
+    [ "$output" != "$lab_server" ]
+    "$GPUOP" lab incident down --root "$ws" >/dev/null 2>&1
+    run kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'
+    "$GPUOP" lab down --root "$ws" >/dev/null 2>&1
+    [ "$output" = "$lab_server" ]
+}
