@@ -683,27 +683,18 @@ void cli_lab_print_junit(const json_t *steps)
     printf("</testsuites>\n");
 }
 
-static int lab_check(lab_args *a)
+int cli_lab_report(const lab_args *a, json_t *doc, json_t *steps, bool cannot_tell)
 {
-    lab_params p;
-    int rc = cli_lab_load_params(a, &p);
-    if (rc != 0) return rc;
-    bool cannot_tell;
-    json_t *steps = grade(a, &p, &cannot_tell);
+    int rc = EXIT_HOLDS;
     if (a->out == OUT_JSON) {
-        json_t *doc =
-            json_pack("{s:s, s:I, s:I, s:I, s:O}", "root", a->root, "seed", (json_int_t)p.seed,
-                      "passed", (json_int_t)cli_lab_passed_count(steps), "total",
-                      (json_int_t)json_array_size(steps), "steps", steps);
         char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
-        json_decref(doc);
-        if (!text) {
+        if (text) {
+            printf("%s\n", text);
+        } else {
             /* a root that is not UTF-8 cannot be a JSON string */
             cli_error(_("cannot write the report as JSON (is --root valid UTF-8?)"));
-            json_decref(steps);
-            return EXIT_CANNOT_TELL;
+            rc = EXIT_CANNOT_TELL;
         }
-        printf("%s\n", text);
         free(text);
     } else if (a->out == OUT_JUNIT) {
         cli_lab_print_junit(steps);
@@ -711,9 +702,23 @@ static int lab_check(lab_args *a)
         cli_lab_print_text(steps);
     }
     bool all = cli_lab_passed_count(steps) == json_array_size(steps);
+    json_decref(doc);
     json_decref(steps);
-    if (cannot_tell) return EXIT_CANNOT_TELL;
+    if (rc != EXIT_HOLDS || cannot_tell) return EXIT_CANNOT_TELL;
     return all ? EXIT_HOLDS : EXIT_DOES_NOT_HOLD;
+}
+
+static int lab_check(lab_args *a)
+{
+    lab_params p;
+    int rc = cli_lab_load_params(a, &p);
+    if (rc != 0) return rc;
+    bool cannot_tell;
+    json_t *steps = grade(a, &p, &cannot_tell);
+    json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:O}", "root", a->root, "seed",
+                            (json_int_t)p.seed, "passed", (json_int_t)cli_lab_passed_count(steps),
+                            "total", (json_int_t)json_array_size(steps), "steps", steps);
+    return cli_lab_report(a, doc, steps, cannot_tell);
 }
 
 /* ---- solve --------------------------------------------------------------- */

@@ -197,12 +197,19 @@ out:
     return rc;
 }
 
+/* R's params and its incident record, or an exit code. */
+static int load_both(const lab_args *a, lab_params *p, lab_incident *inc)
+{
+    int rc = cli_lab_load_params(a, p);
+    return rc != 0 ? rc : load_incident(a, inc);
+}
+
 static int incident_steps(lab_args *a)
 {
     lab_params p;
     lab_incident inc;
     int rc;
-    if ((rc = cli_lab_load_params(a, &p)) != 0 || (rc = load_incident(a, &inc)) != 0) return rc;
+    if ((rc = load_both(a, &p, &inc)) != 0) return rc;
     print_task(&inc, &p, a->root);
     return EXIT_HOLDS;
 }
@@ -212,7 +219,7 @@ static int incident_check(lab_args *a)
     lab_params p;
     lab_incident inc;
     int rc;
-    if ((rc = cli_lab_load_params(a, &p)) != 0 || (rc = load_incident(a, &inc)) != 0) return rc;
+    if ((rc = load_both(a, &p, &inc)) != 0) return rc;
     kc_client *c = NULL;
     if ((rc = connect_to(inc.data, &c)) != EXIT_HOLDS) return rc;
     json_t *snap = NULL;
@@ -223,21 +230,9 @@ static int incident_check(lab_args *a)
     json_t *steps = json_array();
     json_array_append_new(steps, lab_grade_incident(inc.scenario, a->root, &p, snap));
     json_decref(snap);
-    if (a->out == OUT_JSON) {
-        json_t *doc = json_pack("{s:s, s:s, s:O}", "root", a->root, "scenario",
-                                lab_scenario_name(inc.scenario), "steps", steps);
-        char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
-        json_decref(doc);
-        if (text) printf("%s\n", text);
-        free(text);
-    } else if (a->out == OUT_JUNIT) {
-        cli_lab_print_junit(steps);
-    } else {
-        cli_lab_print_text(steps);
-    }
-    bool all = cli_lab_passed_count(steps) == json_array_size(steps);
-    json_decref(steps);
-    return all ? EXIT_HOLDS : EXIT_DOES_NOT_HOLD;
+    json_t *doc = json_pack("{s:s, s:s, s:O}", "root", a->root, "scenario",
+                            lab_scenario_name(inc.scenario), "steps", steps);
+    return cli_lab_report(a, doc, steps, false);
 }
 
 static int incident_solve(lab_args *a)
@@ -245,7 +240,7 @@ static int incident_solve(lab_args *a)
     lab_params p;
     lab_incident inc;
     int rc;
-    if ((rc = cli_lab_load_params(a, &p)) != 0 || (rc = load_incident(a, &inc)) != 0) return rc;
+    if ((rc = load_both(a, &p, &inc)) != 0) return rc;
     kc_client *c = NULL;
     if ((rc = connect_to(inc.data, &c)) != EXIT_HOLDS) return rc;
     gp_error err = {0};

@@ -36,6 +36,11 @@ void cli_lab_warn_about_kubectl(void);
 size_t cli_lab_passed_count(const json_t *list);
 void cli_lab_print_text(const json_t *steps);
 void cli_lab_print_junit(const json_t *steps);
+/* Prints the grader's `steps` as -o says (`doc`, the whole JSON report,
+ * for -o json) and returns the exit code: 2 when `cannot_tell` or the
+ * report cannot be written, else 0 when every step passed, else 1. Steals
+ * both (either may be NULL). */
+int cli_lab_report(const lab_args *a, json_t *doc, json_t *steps, bool cannot_tell);
 /* The progress callback of waits (lab_progress_fn). */
 void cli_lab_show_progress(const char *what, int seconds, void *ud);
 /* /proc/self/exe, malloc'd (NULL when unknown). */

@@ -82,31 +82,9 @@ static json_t *from_yaml(replay *r, char *text)
     return doc;
 }
 
-static json_t *toolkit_ds(replay *r, const char *restart_mode, bool bare)
-{
-    return from_yaml(
-        r, gp_format("apiVersion: apps/v1\n"
-                     "kind: DaemonSet\n"
-                     "metadata: {name: %s, namespace: gpu-operator}\n"
-                     "spec:\n"
-                     "  selector: {matchLabels: {app: %s}}\n"
-                     "  template:\n"
-                     "    metadata: {labels: {app: %s}}\n"
-                     "    spec:\n"
-                     "      nodeSelector: {nvidia.com/gpu.present: \"true\"}\n"
-                     "      containers:\n"
-                     "      - name: nvidia-container-toolkit-ctr\n"
-                     "        image: %s\n"
-                     "        env:\n"
-                     "        - {name: RUNTIME, value: containerd}\n"
-                     "        - {name: RUNTIME_RESTART_MODE, value: %s}\n"
-                     "%s",
-                     LAB_INCIDENT_TOOLKIT, LAB_INCIDENT_TOOLKIT, LAB_INCIDENT_TOOLKIT,
-                     TOOLKIT_IMAGE, restart_mode,
-                     bare ? "        - {name: GPUOP_TOOLKIT_VARIANT, value: bare-dropin}\n" : ""));
-}
-
-static json_t *plugin_ds(replay *r)
+/* A DaemonSet of gpu-operator on the nodes with GPUs; `pod_spec` is the
+ * rest of its pod template's spec, indented under it. */
+static json_t *gpu_daemonset(replay *r, const char *name, const char *pod_spec)
 {
     return from_yaml(r, gp_format("apiVersion: apps/v1\n"
                                   "kind: DaemonSet\n"
@@ -117,12 +95,34 @@ static json_t *plugin_ds(replay *r)
                                   "    metadata: {labels: {app: %s}}\n"
                                   "    spec:\n"
                                   "      nodeSelector: {nvidia.com/gpu.present: \"true\"}\n"
-                                  "      runtimeClassName: nvidia\n"
-                                  "      containers:\n"
-                                  "      - name: nvidia-device-plugin-ctr\n"
-                                  "        image: %s\n",
-                                  LAB_INCIDENT_PLUGIN, LAB_INCIDENT_PLUGIN, LAB_INCIDENT_PLUGIN,
-                                  PLUGIN_IMAGE));
+                                  "%s",
+                                  name, name, name, pod_spec));
+}
+
+static json_t *toolkit_ds(replay *r, const char *restart_mode, bool bare)
+{
+    char *spec =
+        gp_format("      containers:\n"
+                  "      - name: nvidia-container-toolkit-ctr\n"
+                  "        image: %s\n"
+                  "        env:\n"
+                  "        - {name: RUNTIME, value: containerd}\n"
+                  "        - {name: RUNTIME_RESTART_MODE, value: %s}\n"
+                  "%s",
+                  TOOLKIT_IMAGE, restart_mode,
+                  bare ? "        - {name: GPUOP_TOOLKIT_VARIANT, value: bare-dropin}\n" : "");
+    json_t *ds = spec ? gpu_daemonset(r, LAB_INCIDENT_TOOLKIT, spec) : NULL;
+    free(spec);
+    return ds;
+}
+
+static json_t *plugin_ds(replay *r)
+{
+    return gpu_daemonset(r, LAB_INCIDENT_PLUGIN,
+                         "      runtimeClassName: nvidia\n"
+                         "      containers:\n"
+                         "      - name: nvidia-device-plugin-ctr\n"
+                         "        image: " PLUGIN_IMAGE "\n");
 }
 
 /* A job that takes every GPU of a node, so the three land one a node. */
