@@ -344,6 +344,54 @@ static int observe(void *ctx, const char *node, int64_t now_ms, ctl_node_facts *
 
 /* ---- the containers the kubelet starts ---- */
 
+static size_t journal_len(ag_agents *a, node_agent *n)
+{
+    pthread_mutex_lock(&a->journal_lock);
+    size_t len = n->journal.len;
+    pthread_mutex_unlock(&a->journal_lock);
+    return len;
+}
+
+/* What the containers the agent runs (the toolkit, the device plugin)
+ * wrote to the journal since its length was `from`, without the unit in
+ * front: the log `kubectl logs` shows for the pod started meanwhile.
+ * malloc'd, NULL when nothing (or the journal was cut meanwhile). */
+static char *journal_since(ag_agents *a, node_agent *n, size_t from)
+{
+    static const char *const units[] = {"toolkit: ", "device-plugin: "};
+    gp_buf out = {0};
+    pthread_mutex_lock(&a->journal_lock);
+    const char *p = n->journal.len >= from && n->journal.data ? n->journal.data + from : "";
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+            size_t u = strlen(units[i]);
+            if (len >= u && strncmp(p, units[i], u) == 0)
+                gp_buf_addf(&out, "%.*s\n", (int)(len - u), p + u);
+        }
+        p += len + (nl ? 1 : 0);
+    }
+    pthread_mutex_unlock(&a->journal_lock);
+    return gp_buf_take(&out);
+}
+
+int ag_agents_pod_log(void *ctx, const char *node, const char *pod_uid, const char *container,
+                      gp_buf *out)
+{
+    (void)container; /* the agents run one container a pod */
+    ag_agents *a = ctx;
+    pthread_mutex_lock(&a->lock);
+    gp_error err = {0};
+    node_agent *n = agent_of(a, node, false, &err);
+    const json_t *seen = n ? json_object_get(n->started, pod_uid) : NULL;
+    const char *log = json_string_value(json_object_get(seen, "log"));
+    int rc = log && *log ? 1 : 0;
+    if (rc) gp_buf_add(out, log);
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
 static void log_buf(ag_agents *a, node_agent *n, const char *unit, gp_buf *b)
 {
     if (b->len) journal_add(a, n, unit, b->data);
@@ -479,10 +527,14 @@ static ctl_pod_start pod_start(void *ctx, const json_t *node, const json_t *pod,
             how = c[0] ? CTL_POD_CRASHES : CTL_POD_RUNS;
         } else {
             crashed[0] = '\0';
+            size_t from = journal_len(a, n);
             how = pod_start_locked(a, n, node, pod, configmaps, crashed, cap);
+            char *log = journal_since(a, n, from);
             json_object_set_new(n->started, uid,
-                                json_pack("{s:I, s:s}", "boot", (json_int_t)n->boot, "crashed",
-                                          how == CTL_POD_CRASHES ? crashed : ""));
+                                json_pack("{s:I, s:s, s:s}", "boot", (json_int_t)n->boot, "crashed",
+                                          how == CTL_POD_CRASHES ? crashed : "", "log",
+                                          log ? log : ""));
+            free(log);
         }
     }
     pthread_mutex_unlock(&a->lock);

@@ -31,6 +31,7 @@
 
 #include "apiserver/routes.h"
 #include "controllers/controllers.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 typedef struct ag_agents ag_agents;
@@ -60,6 +61,14 @@ int ag_agents_reboot(ag_agents *a, const char *node, bool kernel_update, gp_erro
 json_t *ag_agents_status(ag_agents *a, const char *node, gp_error *err);
 /* The names of the nodes that have an agent, sorted (new reference). */
 json_t *ag_agents_names(ag_agents *a);
+
+/* The log of the container a node agent runs in pod `pod_uid` on `node`
+ * (the toolkit's installer, the device plugin), for `kubectl logs`
+ * (as_api.pod_log; ctx is the agents): what it wrote at its last start, as
+ * the node's journal has it. 1 with the text appended to out, 0 when the
+ * agent ran nothing there. */
+int ag_agents_pod_log(void *ctx, const char *node, const char *pod_uid, const char *container,
+                      gp_buf *out);
 
 /* The API server's routes under /gpuop/v1/agents (as_api.extension). */
 void ag_agents_route(void *ctx, const as_request *req, as_response *resp);

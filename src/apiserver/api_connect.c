@@ -16,7 +16,9 @@
  * node runs no container rather than a made-up output. kwok gives exec's
  * and port-forward's error inside the stream it opened; gpuop answers
  * before opening any, so kubectl prints the same text as an error from the
- * server. */
+ * server. A container that a node agent runs for real (`--node-agents`:
+ * the toolkit's installer, the device plugin) has a log: what it wrote at
+ * its last start (as_api.pod_log). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +98,25 @@ static void respond_empty_log(as_response *resp)
     resp->body = strdup("");
 }
 
+/* The log of a container the node agents run (as_api.pod_log). */
+static bool agent_log(as_api *api, const char *node, const json_t *pod, const char *container,
+                      as_response *resp)
+{
+    if (!api->pod_log) return false;
+    const char *uid = kube_str(json_object_get(pod, "metadata"), "uid");
+    gp_buf text = {0};
+    if (api->pod_log(api->extension_ctx, node, uid, container, &text) != 1) {
+        gp_buf_free(&text);
+        return false;
+    }
+    memset(resp, 0, sizeof *resp);
+    resp->status = 200;
+    resp->content_type = "text/plain";
+    resp->len = text.len;
+    resp->body = text.data ? gp_buf_take(&text) : strdup("");
+    return true;
+}
+
 void as_api_pod_connect(as_api *api, const as_request *req, const as_path *p, as_response *resp)
 {
     bool log = strcmp(p->sub, "log") == 0;
@@ -120,6 +141,8 @@ void as_api_pod_connect(as_api *api, const as_request *req, const as_path *p, as
         /* answered */
     } else if (!*node && log) {
         respond_empty_log(resp);
+    } else if (log && agent_log(api, node, pod, container, resp)) {
+        /* a container the node agents run: what it wrote */
     } else if (!*node) {
         msg = gp_format("pod %s does not have a host assigned", p->name);
     } else if (strcmp(p->sub, "portforward") == 0) {

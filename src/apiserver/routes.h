@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "apiserver/store.h"
+#include "util/buf.h"
 
 /* A watch stream: the server pulls its bytes until it ends. */
 typedef struct as_watch as_watch;
@@ -66,6 +67,12 @@ typedef struct as_api {
      * after the request's token was checked. */
     void (*extension)(void *ctx, const as_request *req, as_response *resp);
     void *extension_ctx;
+    /* The log of a container that the program serving the API runs for
+     * real on a simulated node (the agents' toolkit and device plugin):
+     * 1 with its text appended to out, 0 when it has none (the answer is
+     * then kwok's for an unconfigured pod). NULL: none. Same ctx. */
+    int (*pod_log)(void *ctx, const char *node, const char *pod_uid, const char *container,
+                   gp_buf *out);
 } as_api;
 
 /* Creates the namespaces a cluster starts with, when missing. */

@@ -153,6 +153,7 @@ int main(int argc, char **argv)
         }
         api.extension = ag_agents_route;
         api.extension_ctx = agents;
+        api.pod_log = ag_agents_pod_log;
     }
     ctl_loop_options copt = {.runtime_check = seed.runtime_check,
                              .node_monitor_grace_ms = seed.node_monitor_grace_ms,

@@ -223,6 +223,14 @@ EOF
         sleep 0.5
     done
     [[ "$output" == *"the chain breaks at device-plugin: too few nvidia.com/gpu: lab-node-1 lost them"* ]]
+    # the next step it names, the plugin's log, shows why (internal/plugin/factory.go's words)
+    local plugin
+    plugin=$(k get pods -n gpu-operator --field-selector spec.nodeName=lab-node-1 -o name | grep device-plugin)
+    run k logs -n gpu-operator "$plugin"
+    [[ "$output" == *"nvml init failed: ERROR_LIBRARY_NOT_FOUND"* ]]
+    # a container no agent runs still gets kwok's answer
+    run k logs -n gpu-lab cuda-job-0
+    [[ "$output" == *'no logs found for container "cuda" in pod "gpu-lab/cuda-job-0"'* ]]
     answer LAYER=nvidia-driver NODES=lab-node-1
     run failing
     [[ "$output" == *"incident.lab-node-1.driver"* ]]
