@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,13 +105,33 @@ static int move_aside(const char *path, const char *suffix, char *backup, size_t
     return 0;
 }
 
-/* A data directory that held an earlier incident goes aside, whole (the
- * nodes' files the learner edited are in it), and so does the answer to
- * it. */
+/* A data directory that held an earlier incident (`data`; NULL when
+ * there is none) goes aside, whole (the nodes' files the learner edited
+ * are in it), and so does the answer to it. */
+/* What DIR is to the replay: absent or empty (used as it is), a gpuop
+ * cluster's data directory (an earlier incident: moved aside), or neither
+ * (refused: --data names someone else's directory). */
+typedef enum data_kind { DATA_NEW, DATA_CLUSTER, DATA_OTHER } data_kind;
+
+static data_kind data_kind_of(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? DATA_NEW : DATA_OTHER;
+    bool empty = true, cluster = false;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        empty = false;
+        /* what `gpuop cluster up` leaves in every data directory */
+        cluster |= strcmp(e->d_name, "store.db") == 0 || strcmp(e->d_name, "apiserver.log") == 0;
+    }
+    closedir(d);
+    return empty ? DATA_NEW : cluster ? DATA_CLUSTER : DATA_OTHER;
+}
+
 static int start_afresh(const char *root, const char *data)
 {
-    char backup[PATH_MAX];
-    if (move_aside(data, "backup", backup, sizeof backup) != 0) return -1;
+    char backup[PATH_MAX] = "";
+    if (data && move_aside(data, "backup", backup, sizeof backup) != 0) return -1;
     if (backup[0])
         gp_msg_fprintf(stdout, _("The previous incident's cluster data is kept in %s.\n"), backup);
     char *answer = gp_format("%s/%s", root, LAB_INCIDENT_FILE);
@@ -163,11 +184,19 @@ static int incident_replay(lab_args *a)
         return EXIT_CANNOT_TELL;
     }
     /* from the start: a cluster that ran an incident before is stopped and
-     * its data moved aside */
-    struct stat st;
-    if (stat(data, &st) == 0 && (rc = run_cluster("down", data, false)) != EXIT_HOLDS) goto out;
+     * its data moved aside; a directory that is none is not touched */
+    data_kind kind = data_kind_of(data);
+    if (kind == DATA_OTHER) {
+        cli_error(_("%s is not a gpuop cluster's data directory, and not empty: the incident "
+                    "moves an earlier cluster's data aside and would take it; give --data a new "
+                    "or empty directory"),
+                  data);
+        rc = EXIT_CANNOT_TELL;
+        goto out;
+    }
+    if (kind == DATA_CLUSTER && (rc = run_cluster("down", data, false)) != EXIT_HOLDS) goto out;
     rc = EXIT_CANNOT_TELL;
-    if (start_afresh(a->root, data) != 0) goto out;
+    if (start_afresh(a->root, kind == DATA_CLUSTER ? data : NULL) != 0) goto out;
     if ((rc = start_cluster(&p, data)) != EXIT_HOLDS) goto out;
     char abs[PATH_MAX];
     snprintf(inc.data, sizeof inc.data, "%s", realpath(data, abs) ? abs : data);

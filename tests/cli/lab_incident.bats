@@ -79,6 +79,13 @@ node_dir() {
     run "$GPUOP" lab incident check --root "$WS"
     [ "$status" -eq 2 ]
     [[ "$output" == *"no incident in"* ]]
+    # --data naming someone else's directory: refused, nothing moved
+    mkdir -p "$LTMP/other" && echo keep >"$LTMP/other/notes.txt"
+    run "$GPUOP" lab incident --root "$WS" --data "$LTMP/other"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"is not a gpuop cluster's data directory, and not empty"* ]]
+    [ "$(cat "$LTMP/other/notes.txt")" = keep ]
+    ! ls -d "$LTMP/other".backup-* 2>/dev/null
     run "$GPUOP" lab incident steps 3 --root "$WS"
     [ "$status" -eq 2 ]
     [[ "$output" == *"takes no step number"* ]]
