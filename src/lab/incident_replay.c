@@ -387,14 +387,24 @@ static int sandboxes_refused(void *ctx)
     return all_jobs(r, "Pending");
 }
 
+/* The job submitted again, refused for want of GPUs: a verdict that still
+ * counts the node cordoned (the scheduler's view of it before the
+ * uncordon) is not the one waited for; the scheduler tries again when the
+ * node changes. */
 static int job1_refused(void *ctx)
 {
     replay *r = ctx;
     if (look(r) != 0) return -1;
     bool failed = false;
-    if (job_is(r, r->drained, "Pending", &failed)) return 1;
-
-    return failed ? -1 : 0;
+    if (!job_is(r, r->drained, "Pending", &failed)) return failed ? -1 : 0;
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/namespaces/gpu-lab/pods/%s%d", LAB_INCIDENT_JOB,
+             r->drained);
+    json_t *pod = get(r, path, &failed);
+    const char *msg = kube_str_at(kube_condition(pod, "PodScheduled"), "message");
+    bool for_gpus = msg && !strstr(msg, "unschedulable");
+    json_decref(pod);
+    return failed ? -1 : for_gpus;
 }
 
 /* The rebooted node back: Ready on its new kernel, its kubelet's device

@@ -233,8 +233,9 @@ EOF
     # the next step it names, the plugin's log, shows why (internal/plugin/factory.go's words)
     local plugin
     plugin=$(k get pods -n gpu-operator --field-selector spec.nodeName=lab-node-1 -o name | grep device-plugin)
-    run k logs -n gpu-operator "$plugin"
-    [[ "$output" == *"nvml init failed: ERROR_LIBRARY_NOT_FOUND"* ]]
+    # (its start after the reboot: until then the log is the boot before's)
+    SECS=30 until_output $'Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.\nnvml init failed: ERROR_LIBRARY_NOT_FOUND' \
+        logs -n gpu-operator "$plugin"
     # a container no agent runs still gets kwok's answer (a job that runs:
     # the one submitted again is Pending, and an unbound pod's log is empty)
     local running
