@@ -74,18 +74,6 @@ static bool affected(lab_scenario s, int i)
     return s != LAB_SCENARIO_KERNEL_UPDATE || i == LAB_INCIDENT_REBOOTED;
 }
 
-static void expected_nodes(lab_scenario s, char *out, size_t cap)
-{
-    gp_buf b = {0};
-    for (int i = 0; i < LAB_NODES; i++) {
-        if (!affected(s, i)) continue;
-        if (b.len) gp_buf_addc(&b, ',');
-        gp_buf_add(&b, lab_node_name(i));
-    }
-    snprintf(out, cap, "%s", b.data ? b.data : "");
-    gp_buf_free(&b);
-}
-
 static void where_line(const lab_line *l, char *out, size_t cap)
 {
     if (l)
@@ -139,15 +127,13 @@ static void grade_nodes_answer(grader *g, const lab_outfile *f)
     const lab_line *l = lab_outfile_find(f, "NODES");
     const char *seen = l ? l->value : NULL;
     bool ok = seen && same_nodes(seen, g->s);
-    char want[128], where[PATH_MAX];
-    expected_nodes(g->s, want, sizeof want);
+    char where[PATH_MAX];
     where_line(l, where, sizeof where);
     cond(g, "incident.answer.nodes", ok, where, _("the nodes the layer broke, comma-separated"),
          seen ? seen : _("(missing)"),
          ok ? NULL
             : N_("Look at every node, not only the first: which of them shows the broken "
                  "layer (`gpuop node status NODE`, `kubectl get nodes`)?"));
-    (void)want;
 }
 
 static void grade_answer(grader *g)
@@ -270,9 +256,11 @@ static void grade_driver(grader *g, const char *name, const json_t *agent)
     snprintf(code, sizeof code, "incident.%s.driver", name);
     snprintf(where, sizeof where, "node/%s nvidia kernel module", name);
     const char *built = kube_str_at(st, "driver_kernel"), *booted = kube_str_at(st, "kernel");
-    gp_msg_snprintf(observed, sizeof observed,
-                    ok ? _("loaded (kernel %s)") : _("not loaded: built for %s, booted %s"),
-                    ok ? (booted ? booted : "-") : (built ? built : "-"), booted ? booted : "-");
+    if (ok)
+        gp_msg_snprintf(observed, sizeof observed, _("loaded (kernel %s)"), booted ? booted : "-");
+    else
+        gp_msg_snprintf(observed, sizeof observed, _("not loaded: built for %s, booted %s"),
+                        built ? built : "-", booted ? booted : "-");
     cond(g, code, ok, where, _("loaded"), agent ? observed : _("(no simulated node)"),
          ok ? NULL
             : N_("A module loads only into the kernel it was built for; the node boots what "

@@ -30,7 +30,6 @@ typedef struct node_seen {
     char gpus[32];
     char kernel[128];
     bool driver;
-    bool known;
 } node_seen;
 
 typedef struct replay {
@@ -217,7 +216,6 @@ static void handlers_of(const json_t *loaded, char *out, size_t cap)
 static void observe(const json_t *st, const json_t *node, node_seen *n)
 {
     memset(n, 0, sizeof *n);
-    n->known = true;
     const json_t *loaded = json_object_get(st, "loaded");
     const json_t *ready = kube_condition(node, "Ready");
     copy(n->ready, sizeof n->ready, kube_str_at(ready, "status"));

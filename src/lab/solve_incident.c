@@ -31,6 +31,7 @@ typedef struct solver {
     kc_client *c;
     const char *root, *data;
     const lab_params *p;
+    lab_scenario scenario; /* what is graded; the repair is diagnosed */
     lab_progress_fn progress;
     void *ud;
     gp_error *err;
@@ -136,14 +137,14 @@ static int repair_toolkit(solver *s)
     return r == KC_OK ? 0 : -1;
 }
 
-/* Healthy: every node Ready, nvidia loaded and safe across a restart, its
- * GPUs advertised, the jobs running, the toolkit rolled out. */
+/* Healthy: every condition the grader judges on the cluster holds (the
+ * answer is written after), and the toolkit has rolled out. */
 static int healthy(void *ctx)
 {
     solver *s = ctx;
     json_t *snap = NULL;
     if (lab_incident_snapshot(s->c, &snap, s->err) != KC_OK) return -1;
-    json_t *report = lab_grade_incident(LAB_SCENARIO_NOT_RESTARTED, s->root, s->p, snap);
+    json_t *report = lab_grade_incident(s->scenario, s->root, s->p, snap);
     bool ok = true;
     size_t i;
     const json_t *c;
@@ -199,8 +200,7 @@ static int write_answer(solver *s)
 int lab_incident_solve(kc_client *c, lab_scenario scenario, const char *root, const char *data,
                        const lab_params *p, lab_progress_fn progress, void *ud, gp_error *err)
 {
-    (void)scenario; /* diagnosed, not told */
-    solver s = {c, root, data, p, progress, ud, err, {BROKEN_NOT}};
+    solver s = {c, root, data, p, scenario, progress, ud, err, {BROKEN_NOT}};
     bool config = false;
     for (int i = 0; i < LAB_NODES; i++) {
         json_t *st = agent(&s, i);
