@@ -318,7 +318,10 @@ static int prepare_metadata(json_t *obj, const as_path *p, as_response *resp, ch
 static int validate(const as_path *p, const json_t *obj, const json_t *old, const char *name,
                     as_response *resp)
 {
-    json_t *causes = as_strategy_validate(p->resource->group, p->resource->kind, obj, old);
+    const as_resource *r = p->resource;
+    json_t *causes = old && strcmp(p->sub, "status") == 0
+                         ? as_strategy_validate_status(r->group, r->kind, obj, old)
+                         : as_strategy_validate(r->group, r->kind, obj, old);
     if (!causes || json_array_size(causes) == 0) {
         json_decref(causes);
         return 0;

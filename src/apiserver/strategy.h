@@ -70,6 +70,11 @@ void as_strategy_update(const char *group, const char *kind, json_t *obj, const 
  * drops the repeats, the causes keep them. NULL only when out of memory. */
 json_t *as_strategy_validate(const char *group, const char *kind, const json_t *obj,
                              const json_t *old);
+/* The same for an update of /status: for a pod, its status and metadata
+ * only (ValidatePodStatusUpdate: the spec is the old one); other kinds as
+ * above. */
+json_t *as_strategy_validate_status(const char *group, const char *kind, const json_t *obj,
+                                    const json_t *old);
 
 /* The 422 message, as apimachinery's NewInvalid builds it:
  *   Pod "bad" is invalid: spec.containers[0].image: Required value

@@ -143,6 +143,7 @@ void as_default_tolerations(json_t *spec);
 /* ---- validation entry points per kind ---- */
 
 void as_validate_pod(json_t *errs, const json_t *pod, const json_t *old);
+void as_validate_pod_status(json_t *errs, const json_t *pod, const json_t *old);
 /* ValidatePodTemplateSpec at `path` (spec.template) */
 void as_validate_pod_template(json_t *errs, const json_t *tmpl, const char *path);
 /* ValidateResourceRequirements-style checks of one ResourceList used as limits

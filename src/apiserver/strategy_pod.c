@@ -448,11 +448,15 @@ void as_pod_update(json_t *pod, const json_t *old, bool status_subresource)
 {
     json_t *spec = as_obj(pod, "spec");
     if (!spec) return;
-    as_pod_spec_defaults(spec, true);
-    service_account_mirror(spec);
     const json_t *old_spec = json_object_get(old, "spec");
     if (status_subresource) {
-        set_copy_or_del(pod, "spec", old_spec);
+        /* the old spec as it is, not defaulted again: it was at its own
+         * write. Shared, not copied: nothing changes a spec after this
+         * (a status write is most of a busy cluster's writes). */
+        if (old_spec)
+            json_object_set(pod, "spec", (json_t *)old_spec);
+        else
+            json_object_del(pod, "spec");
         json_t *meta = as_obj(pod, "metadata");
         set_copy_or_del(meta, "ownerReferences",
                         json_object_get(json_object_get(old, "metadata"), "ownerReferences"));
@@ -462,6 +466,8 @@ void as_pod_update(json_t *pod, const json_t *old, bool status_subresource)
             json_object_set(status, "qosClass", (json_t *)old_qos);
         return;
     }
+    as_pod_spec_defaults(spec, true);
+    service_account_mirror(spec);
     /* Priority admission keeps what it set at create */
     static const char *const kept[] = {"priority", "preemptionPolicy"};
     for (size_t i = 0; i < 2; i++) {

@@ -333,6 +333,16 @@ json_t *as_strategy_validate(const char *group, const char *kind, const json_t *
     return errs;
 }
 
+json_t *as_strategy_validate_status(const char *group, const char *kind, const json_t *obj,
+                                    const json_t *old)
+{
+    if (as_kind_of(group, kind) != AS_POD || !json_is_object(obj))
+        return as_strategy_validate(group, kind, obj, old);
+    json_t *errs = json_array();
+    if (errs) as_validate_pod_status(errs, obj, old);
+    return errs;
+}
+
 /* GroupKind.String(): "DaemonSet.apps", "Pod" */
 static void qualified_kind(gp_buf *sb, const char *kind)
 {

@@ -1,5 +1,6 @@
 /* Pod validation as pkg/apis/core/validation/validation.go does it:
- * ValidatePodCreate, ValidatePodUpdate, ValidatePodSpec and the container
+ * ValidatePodCreate, ValidatePodUpdate, ValidatePodStatusUpdate,
+ * ValidatePodSpec and the container
  * rules a learner can run into (resources and tolerations are in
  * validate_resources.c). Checks the lab never
  * reaches (affinity, DNS config, security contexts, host aliases...) are left
@@ -464,4 +465,79 @@ void as_validate_pod(json_t *errs, const json_t *pod, const json_t *old)
     if (!deadline_update(errs, spec, old_spec)) return;
     tolerations_added_only(errs, spec, old_spec);
     spec_immutable(errs, spec, old_spec);
+}
+
+/* ---- ValidatePodStatusUpdate ---- */
+
+/* Whether the old pod's init container `name` restarts always. */
+static bool sidecar(const json_t *old_spec, const char *name)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(old_spec, "initContainers"), i, c)
+    {
+        if (strcmp(kube_str(c, "name"), name) == 0)
+            return strcmp(kube_str(c, "restartPolicy"), "Always") == 0;
+    }
+    return false;
+}
+
+/* ValidateContainerStateTransition: unless the pod restarts always, a
+ * container that terminated (with success, under OnFailure) stays so; an
+ * init container that restarts always (a sidecar) may leave the state, as
+ * ValidateInitContainerStateTransition lets it. */
+static void terminated_stay(json_t *errs, const json_t *status, const json_t *old, const char *list,
+                            const char *policy)
+{
+    if (strcmp(policy, "Always") == 0) return;
+    const json_t *old_status = json_object_get(old, "status"),
+                 *old_spec = json_object_get(old, "spec");
+    size_t i, j;
+    const json_t *was, *now;
+    json_array_foreach(json_object_get(old_status, list), i, was)
+    {
+        if (strcmp(list, "initContainerStatuses") == 0 && sidecar(old_spec, kube_str(was, "name")))
+            continue;
+        const json_t *term = json_object_get(json_object_get(was, "state"), "terminated");
+        if (!json_is_object(term)) continue;
+        json_int_t code = json_integer_value(json_object_get(term, "exitCode"));
+        if (code != 0 && strcmp(policy, "OnFailure") == 0) continue;
+        json_array_foreach(json_object_get(status, list), j, now)
+        {
+            if (strcmp(kube_str(now, "name"), kube_str(was, "name")) != 0) continue;
+            if (json_is_object(json_object_get(json_object_get(now, "state"), "terminated")))
+                continue;
+            char f[AS_PATH_MAX];
+            snprintf(f, sizeof f, "status.%s[%zu].state", list, i);
+            as_forbidden(errs, f, "may not be transitioned to non-terminated state");
+        }
+    }
+}
+
+/* The status strategy copied the spec from the old pod (as_pod_update), so
+ * the spec is not validated again: a status write is judged on metadata
+ * and status alone, as ValidatePodStatusUpdate does (read in the upstream
+ * source; the checks of conditions, IPs and claim statuses are left out,
+ * as above). The QoS class is immutable there; podStatusStrategy fills an
+ * unset one from the old pod first. */
+void as_validate_pod_status(json_t *errs, const json_t *pod, const json_t *old)
+{
+    as_validate_meta_update(errs, json_object_get(pod, "metadata"));
+    const json_t *status = json_object_get(pod, "status"),
+                 *old_status = json_object_get(old, "status");
+    const char *nominated = kube_str(status, "nominatedNodeName");
+    if (*nominated && strcmp(nominated, kube_str(old_status, "nominatedNodeName")) != 0) {
+        char *msgs[AS_MSGS_MAX];
+        size_t n = as_dns1123_subdomain(nominated, msgs);
+        as_invalid_each(errs, "status.nominatedNodeName", nominated, msgs, n);
+        as_msgs_free(msgs, n);
+    }
+    const char *qos = kube_str(status, "qosClass");
+    if (strcmp(qos, kube_str(old_status, "qosClass")) != 0)
+        as_invalid(errs, "status.qosClass", qos, "field is immutable");
+    const char *policy = kube_str(json_object_get(old, "spec"), "restartPolicy");
+    terminated_stay(errs, status, old, "containerStatuses", policy);
+    terminated_stay(errs, status, old, "initContainerStatuses", policy);
+    /* the kubelet never restarts an ephemeral container */
+    terminated_stay(errs, status, old, "ephemeralContainerStatuses", "Never");
 }

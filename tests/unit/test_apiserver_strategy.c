@@ -980,6 +980,91 @@ static void test_other_kinds(void **state)
     json_decref(obj);
 }
 
+/* Status causes as "field: message" lines (ValidatePodStatusUpdate). */
+static char *status_causes(const json_t *obj, const json_t *old)
+{
+    json_t *causes = as_strategy_validate_status("", "Pod", obj, old);
+    assert_non_null(causes);
+    char *out = calloc(1, 4096);
+    assert_non_null(out);
+    size_t i;
+    json_t *c;
+    json_array_foreach(causes, i, c)
+    {
+        snprintf(out + strlen(out), 4096 - strlen(out), "%s: %s\n",
+                 json_string_value(json_object_get(c, "field")),
+                 json_string_value(json_object_get(c, "message")));
+    }
+    json_decref(causes);
+    return out;
+}
+
+static void assert_status_causes(const json_t *obj, const json_t *old, const char *expected)
+{
+    char *got = status_causes(obj, old);
+    if (strcmp(got, expected) != 0) print_error("expected:\n%s\ngot:\n%s\n", expected, got);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+/* pods/status is judged as ValidatePodStatusUpdate does: the spec is the old
+ * one, so a spec the update rules refuse does not count; QoS stays; a
+ * terminated container of a pod that does not restart stays terminated
+ * (sidecars excepted); a nominated node must be a node name. */
+static void test_validate_pod_status_update(void **state)
+{
+    (void)state;
+    json_t *pod = created("", "Pod",
+                          "{'metadata':{'name':'p','namespace':'default'},"
+                          "'spec':{'restartPolicy':'Never','containers':"
+                          "[{'name':'c','image':'busybox'}],'initContainers':"
+                          "[{'name':'side','image':'busybox','restartPolicy':'Always'},"
+                          "{'name':'init','image':'busybox'}]}}");
+    /* what the kubelet wrote (a create drops the status) */
+    json_object_update_new(json_object_get(pod, "status"),
+                           sq_load("{'phase':'Running','containerStatuses':"
+                                   "[{'name':'c','state':{'terminated':{'exitCode':0}}}],"
+                                   "'initContainerStatuses':"
+                                   "[{'name':'side','state':{'terminated':{'exitCode':1}}},"
+                                   "{'name':'init','state':{'terminated':{'exitCode':0}}}]}"));
+    /* a changed command would be refused on the pod itself */
+    json_t *p2 = json_deep_copy(pod);
+    json_object_set_new(at(p2, "spec.containers.0"), "command", sq_load("['sleep','1']"));
+    as_strategy_update("", "Pod", p2, pod, true);
+    assert_null(at(p2, "spec.containers.0.command"));
+    assert_status_causes(p2, pod, "");
+    json_decref(p2);
+    /* QoS, a nominated node, terminated containers */
+    json_t *p3 = json_deep_copy(pod);
+    json_t *st = json_object_get(p3, "status");
+    json_object_set_new(st, "qosClass", json_string("Guaranteed"));
+    json_object_set_new(st, "nominatedNodeName", json_string("Bad_Node"));
+    json_object_set_new(at(st, "containerStatuses.0"), "state", sq_load("{'running':{}}"));
+    json_object_set_new(at(st, "initContainerStatuses.0"), "state", sq_load("{'running':{}}"));
+    json_object_set_new(at(st, "initContainerStatuses.1"), "state", sq_load("{'running':{}}"));
+    as_strategy_update("", "Pod", p3, pod, true);
+    assert_status_causes(
+        p3, pod,
+        "status.nominatedNodeName: Invalid value: \"Bad_Node\": a lowercase RFC 1123 subdomain "
+        "must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+        "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n"
+        "status.qosClass: Invalid value: \"Guaranteed\": field is immutable\n"
+        "status.containerStatuses[0].state: Forbidden: may not be transitioned to "
+        "non-terminated state\n"
+        "status.initContainerStatuses[1].state: Forbidden: may not be transitioned to "
+        "non-terminated state\n");
+    json_decref(p3);
+    /* the same under restartPolicy Always: only QoS and the name */
+    json_object_set_new(json_object_get(pod, "spec"), "restartPolicy", json_string("Always"));
+    json_t *p4 = json_deep_copy(pod);
+    json_object_set_new(at(p4, "status.containerStatuses.0"), "state", sq_load("{'running':{}}"));
+    as_strategy_update("", "Pod", p4, pod, true);
+    assert_status_causes(p4, pod, "");
+    json_decref(p4);
+    json_decref(pod);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1006,6 +1091,7 @@ int main(void)
         cmocka_unit_test(test_validate_resources),
         cmocka_unit_test(test_validate_extended_whole),
         cmocka_unit_test(test_validate_pod_update),
+        cmocka_unit_test(test_validate_pod_status_update),
         cmocka_unit_test(test_validate_daemonset),
         cmocka_unit_test(test_validate_daemonset_rolling),
         cmocka_unit_test(test_validate_runtimeclass),
