@@ -24,6 +24,7 @@
 #include "kube/selector.h"
 #include "kube/time.h"
 #include "util/buf.h"
+#include "util/json_dump.h"
 #include "util/random.h"
 
 /* etcd's default request limit is 1.5 MiB; kube-apiserver refuses larger
@@ -189,8 +190,9 @@ static int check_size(const json_t *obj, const as_resource *r, const char *name,
 
 static void respond_json(as_response *resp, unsigned status, json_t *obj)
 {
-    char *text = json_dumps(obj, JSON_COMPACT);
-    as_blob *b = text ? as_blob_new(text, strlen(text)) : NULL;
+    size_t len;
+    char *text = gp_json_dump(obj, &len);
+    as_blob *b = text ? as_blob_new(text, len) : NULL;
     free(text);
     if (!b) {
         as_status(resp, 500, "InternalError", "out of memory");

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/json_dump.h"
+
 #define MAX_PARAMS 8
 
 typedef struct params {
@@ -70,9 +72,9 @@ static as_reply call_text(as_api *api, const char *method, const char *path, con
 static as_reply call(as_api *api, const char *method, const char *path, const char *query,
                      const char *content_type, const json_t *body, bool want_body)
 {
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    as_reply reply = call_text(api, method, path, query, content_type, text,
-                               text ? strlen(text) : 0, want_body, NULL);
+    size_t len = 0;
+    char *text = body ? gp_json_dump(body, &len) : NULL;
+    as_reply reply = call_text(api, method, path, query, content_type, text, len, want_body, NULL);
     free(text);
     return reply;
 }

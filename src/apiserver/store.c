@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/hash.h"
+#include "util/json_dump.h"
 
 /* kube-apiserver's watch cache keeps about 100 events per resource type and
  * grows it with load; one shared window of this size covers the lab and a
@@ -364,9 +365,10 @@ static void set_rv(json_t *obj, uint64_t rv)
 
 static as_blob *serialize(json_t *obj)
 {
-    char *text = json_dumps(obj, JSON_COMPACT);
+    size_t len;
+    char *text = gp_json_dump(obj, &len);
     if (!text) return NULL;
-    as_blob *b = as_blob_new(text, strlen(text));
+    as_blob *b = as_blob_new(text, len);
     free(text);
     return b;
 }

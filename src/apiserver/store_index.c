@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/json_dump.h"
+
 static const char *const common_fields[] = {"metadata.name", "metadata.namespace", NULL};
 static const char *const pod_fields[] = {"metadata.name",
                                          "metadata.namespace",
@@ -122,9 +124,10 @@ static json_t *build_index(const as_resource *r, const json_t *obj)
 as_blob *as_store_index_blob(const as_resource *r, const json_t *obj)
 {
     json_t *idx = build_index(r, obj);
-    char *text = idx ? json_dumps(idx, JSON_COMPACT) : NULL;
+    size_t len;
+    char *text = idx ? gp_json_dump(idx, &len) : NULL;
     json_decref(idx);
-    as_blob *b = text ? as_blob_new(text, strlen(text)) : NULL;
+    as_blob *b = text ? as_blob_new(text, len) : NULL;
     free(text);
     return b;
 }

@@ -6,6 +6,7 @@
 
 #include "apiserver/loopback.h"
 #include "util/hash.h"
+#include "util/json_dump.h"
 
 struct ctl_wq_write {
     char *method, *path, *query, *type;
@@ -51,7 +52,7 @@ ctl_wq_write *ctl_wq_write_new(const char *method, const char *path, const char 
     w->path = strdup(path);
     w->query = dup_or_null(query);
     w->type = dup_or_null(content_type);
-    w->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    w->body = body ? gp_json_dump(body, NULL) : NULL;
     bool lost = body && !w->body;
     json_decref(body);
     if (!w->method || !w->path || (query && !w->query) || (content_type && !w->type) || lost) {
