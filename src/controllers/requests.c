@@ -2,6 +2,7 @@
  * queued or sent at once, and the writes in flight it leaves objects alone
  * for (controllers_internal.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "apiserver/loopback.h"
 #include "controllers/controllers_internal.h"
@@ -48,10 +49,28 @@ json_t *ctl_get(ctl_loop *c, const char *path)
     return NULL;
 }
 
+/* Appends s at buf[at], cut to what fits with the NUL; the new length. */
+static size_t key_part(char *buf, size_t size, size_t at, const char *s)
+{
+    size_t n = strlen(s);
+    if (at + n >= size) n = size - 1 - at;
+    memcpy(buf + at, s, n);
+    buf[at + n] = '\0';
+    return at + n;
+}
+
+/* "resource|ns/name", as snprintf would cut it: asked for every node and
+ * every pod on every pass, where snprintf's formatting showed. */
 void ctl_inflight_key(char *buf, size_t size, const char *resource, const char *ns,
                       const char *name)
 {
-    snprintf(buf, size, "%s|%s/%s", resource, ns ? ns : "", name ? name : "");
+    if (!size) return;
+    buf[0] = '\0';
+    size_t at = key_part(buf, size, 0, resource);
+    at = key_part(buf, size, at, "|");
+    at = key_part(buf, size, at, ns ? ns : "");
+    at = key_part(buf, size, at, "/");
+    key_part(buf, size, at, name ? name : "");
 }
 
 static void write_done(void *ud, const char *tag, bool ok)
