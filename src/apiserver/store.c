@@ -321,6 +321,13 @@ static void commit_pending(as_store *s)
         s->durable_rv = s->rv; /* every write so far: committed or undone */
     }
     free(group);
+    if (s->wal_over_limit) {
+        /* the group's writers may answer now; the next commit waits */
+        pthread_cond_broadcast(&s->committed);
+        pthread_mutex_unlock(&s->lock);
+        as_store_db_fold_wal(s);
+        pthread_mutex_lock(&s->lock);
+    }
     s->committing = false;
     pthread_cond_broadcast(&s->committed);
 }

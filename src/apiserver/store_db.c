@@ -154,22 +154,32 @@ static void *checkpoint_loop(void *arg)
 }
 
 /* After each commit, on the writer's connection (SQLite's WAL hook, called
- * with the write lock let go): a log over the limit is folded back and
- * truncated here, between two of the writer's transactions. The
- * checkpointer's PASSIVE copies most of it meanwhile, off the write path,
- * but cannot bound it: SQLite rewinds the log only for a writer that begins
- * after a checkpoint caught up with it, which never happens while writes
- * keep coming (the log grew by hundreds of megabytes a minute). One checkpoint runs at
- * a time (SQLite would answer the second one busy, at once): this one waits
- * for the checkpointer's to end. */
+ * with the write lock let go): a log over the limit is to be folded back
+ * and truncated, between two of the writer's transactions
+ * (as_store_db_fold_wal). The checkpointer's PASSIVE copies most of it
+ * meanwhile, off the write path, but cannot bound it: SQLite rewinds the
+ * log only for a writer that begins after a checkpoint caught up with it,
+ * which never happens while writes keep coming (the log grew by hundreds
+ * of megabytes a minute). */
 static int wal_committed(void *arg, sqlite3 *db, const char *name, int frames)
 {
+    (void)db, (void)name;
     as_store *s = arg;
-    if ((size_t)frames * s->page_size <= s->wal_limit) return SQLITE_OK;
-    pthread_mutex_lock(&s->checkpointing);
-    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-    pthread_mutex_unlock(&s->checkpointing);
+    if ((size_t)frames * s->page_size > s->wal_limit) s->wal_over_limit = true;
     return SQLITE_OK;
+}
+
+/* One checkpoint runs at a time (SQLite would answer the second one busy,
+ * at once): this one waits for the checkpointer's to end. The fold takes
+ * tens of milliseconds at 32 MiB; it runs after the commit's writers were
+ * answered, not inside the commit they wait for. */
+void as_store_db_fold_wal(as_store *s)
+{
+    if (!s->wal_over_limit) return;
+    s->wal_over_limit = false;
+    pthread_mutex_lock(&s->checkpointing);
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    pthread_mutex_unlock(&s->checkpointing);
 }
 
 static int page_size(as_store *s, gp_error *err)

@@ -81,6 +81,7 @@ struct as_store {
      * wal_limit is folded back by the writer itself (store_db.c). */
     char *path;
     size_t page_size, wal_limit;   /* the writer folds a log past wal_limit back */
+    bool wal_over_limit;           /* the last commit left it past: fold it */
     pthread_mutex_t checkpointing; /* held by whichever connection checkpoints */
     pthread_t checkpointer;
     bool checkpointer_running, stopping;
@@ -103,6 +104,10 @@ int as_store_db_open(as_store *s, const char *path, gp_error *err);
 void as_store_db_stop_checkpointer(as_store *s);
 /* Commits the writes w[0..n) in one transaction. */
 int as_store_db_write(as_store *s, const pending_write *w, size_t n, gp_error *err);
+/* After a commit that left the log past wal_limit: folds it back into the
+ * database and truncates it. By the committing writer, without the lock,
+ * once the commit's writers have their answer. */
+void as_store_db_fold_wal(as_store *s);
 /* Folds the log into the database and closes the connection, if open. */
 void as_store_db_close(as_store *s);
 
