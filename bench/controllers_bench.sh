@@ -8,7 +8,8 @@
 # Every scenario runs on a fresh server in a temporary directory on
 # 127.0.0.1, started with `--nodes N` (fake nodes the fake kubelet makes
 # Ready), and every server is stopped on exit. Measured:
-#   nodes      exec -> all N nodes Ready (apiload nodes-ready, LIST every 0.1 s).
+#   nodes      exec -> all N nodes Ready and free of the not-ready taint
+#              (apiload nodes-ready, LIST every 0.1 s).
 #   pods       PODS pods (cpu 100m, memory 64Mi requests, no nodeName) POSTed
 #              by THREADS clients at once on NODES nodes while a watch notes
 #              when each pod is first seen, bound and Running (apiload

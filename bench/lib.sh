@@ -51,8 +51,8 @@ bench_cleanup() {
 bench_apiload() {
     echo "${BENCH_NAME:-bench}: compiling apiload" >&2
     "$cc" -O2 -g -std=c11 -Wall -Wextra -pthread -o "$apiload" "$root/bench/apiload.c" \
-        -lcurl -ljansson -lpthread ||
-        die "could not build $apiload; the libcurl and jansson headers come with 'scripts/setup-deps.sh build bench'"
+        -lcurl -ljansson -lyajl -lpthread ||
+        die "could not build $apiload; the libcurl, jansson and yajl headers come with 'scripts/setup-deps.sh build bench'"
     port=$("$apiload" port) || die "no free port on 127.0.0.1"
     url=https://127.0.0.1:$port
     failed=0
