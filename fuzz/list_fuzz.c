@@ -7,9 +7,13 @@
  *   - every item handed over is a JSON object that serializes;
  *   - whole and chunked feeding agree: the same outcome, the same items and
  *     the same continue token (the parser must not depend on where the
- *     socket cut the bytes).
+ *     socket cut the bytes);
+ *   - kc_object_parse_exact (the API server's request bodies) reads the
+ *     bytes as json_loadb does, members in order and duplicates told, or
+ *     declines.
  * A broken promise ends in __builtin_trap() after a note on stderr. Build
  * and run with fuzz/run.sh. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +69,26 @@ static void outcome_free(outcome *o)
     free(o->cont);
 }
 
+static void exact_as_jansson(const char *text, size_t size)
+{
+    bool dup = false;
+    json_t *got = kc_object_parse_exact(text, size, &dup);
+    if (!got) return;
+    json_error_t e;
+    json_t *want = json_loadb(text, size, 0, NULL);
+    if (!want) fail("read exactly what jansson refuses");
+    char *g = json_dumps(got, JSON_COMPACT), *w = json_dumps(want, JSON_COMPACT);
+    if (!g || !w || strcmp(g, w) != 0) fail("read otherwise than jansson");
+    json_t *strict = json_loadb(text, size, JSON_REJECT_DUPLICATES, &e);
+    if (dup != (!strict && strstr(e.text, "duplicate") != NULL))
+        fail("duplicate keys told otherwise than jansson");
+    json_decref(strict);
+    free(g);
+    free(w);
+    json_decref(want);
+    json_decref(got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const paths[] = {"metadata.name", "spec.containers.resources", "status",
@@ -89,5 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         outcome_free(&whole);
         outcome_free(&cut);
     }
+    exact_as_jansson(text, size);
     return 0;
 }

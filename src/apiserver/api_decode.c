@@ -10,6 +10,7 @@
 #include "apiserver/api_internal.h"
 #include "apiserver/decode.h"
 #include "apiserver/strategy_internal.h"
+#include "client/list_stream.h"
 #include "kube/protobuf.h"
 #include "util/buf.h"
 #include "util/yaml_json.h"
@@ -193,8 +194,11 @@ static int check_body_type(const json_t *obj, const as_resource *r, as_response 
 
 json_t *as_parse_json(const char *text, size_t len, bool *duplicates, json_error_t *jerr)
 {
+    /* most bodies: the same object in about half the time */
+    json_t *v = kc_object_parse_exact(text, len, duplicates);
+    if (v) return v;
     *duplicates = false;
-    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
+    v = json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
     if (v || !strstr(jerr->text, "duplicate")) return v;
     /* encoding/json keeps the last of two equal keys, and so does jansson */
     *duplicates = true;

@@ -93,8 +93,9 @@ int as_write_options_read(const as_request *req, const char *options_kind, as_wr
 /* Whether a Content-Type is `want`, parameters aside. */
 bool as_type_is(const char *content_type, const char *want);
 
-/* jansson's parse, telling whether the text had duplicate keys (the last
- * of them is kept, as encoding/json keeps it). */
+/* jansson's parse (through kc_object_parse_exact when that can promise the
+ * same value), telling whether the text had duplicate keys (the last of
+ * them is kept, as encoding/json keeps it). */
 json_t *as_parse_json(const char *text, size_t len, bool *duplicates, json_error_t *jerr);
 
 /* apiVersion and kind must be r's or absent; they are set, first. -1 after

@@ -109,6 +109,9 @@ struct kc_list_parser {
     size_t key_len, key_cap;
     char *kind, *api_version, *cont;
     bool saw_items, stopped, oom;
+    /* kc_object_parse_exact: the text is one object (the root is the
+     * item); inexact stops a parse jansson would read otherwise */
+    bool exact, inexact, duplicate;
 };
 
 static frame *top(kc_list_parser *p)
@@ -168,6 +171,8 @@ static int attach(kc_list_parser *p, json_t *v)
         p->oom = true;
         return 0;
     }
+    if (p->exact && !json_is_array(f->value) && json_object_getn(f->value, p->key, p->key_len))
+        p->duplicate = true;
     int rc = json_is_array(f->value) ? json_array_append_new(f->value, v)
                                      : json_object_setn_new(f->value, p->key, p->key_len, v);
     if (rc != 0) p->oom = true;
@@ -213,7 +218,15 @@ static int on_boolean(void *ctx, int b)
 /* Integers that fit, else reals, as jansson reads JSON numbers. */
 static int on_number(void *ctx, const char *s, size_t len)
 {
+    kc_list_parser *p = ctx;
     char buf[64];
+    /* jansson reads reals through the locale's decimal point and refuses
+     * integers out of range: left to it */
+    if (p->exact &&
+        (len >= sizeof buf || memchr(s, '.', len) || memchr(s, 'e', len) || memchr(s, 'E', len))) {
+        p->inexact = true;
+        return 0;
+    }
     if (len >= sizeof buf) return scalar(ctx, json_real(0));
     memcpy(buf, s, len);
     buf[len] = '\0';
@@ -221,6 +234,10 @@ static int on_number(void *ctx, const char *s, size_t len)
         errno = 0;
         long long v = strtoll(buf, NULL, 10);
         if (errno != ERANGE) return scalar(ctx, json_integer(v));
+        if (p->exact) {
+            p->inexact = true;
+            return 0;
+        }
     }
     return scalar(ctx, json_real(strtod(buf, NULL)));
 }
@@ -256,9 +273,24 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
     return 1;
 }
 
+/* jansson's JSON_PARSER_MAX_DEPTH is 2048: deeper is its error */
+#define EXACT_MAX_DEPTH 2000
+
 static int open_container(kc_list_parser *p, bool array)
 {
     frame *f = top(p);
+    if (p->exact && (p->depth >= EXACT_MAX_DEPTH || (!f && array))) {
+        p->inexact = true;
+        return 0;
+    }
+    if (!f && p->exact) {
+        json_t *item = json_object();
+        if (!item) {
+            p->oom = true;
+            return 0;
+        }
+        return push(p, (frame){ROLE_ITEM, item, NULL, true});
+    }
     if (!f)
         return array ? push(p, (frame){ROLE_SKIP, NULL, NULL, false})
                      : push(p, (frame){ROLE_DOC, NULL, NULL, false});
@@ -446,6 +478,60 @@ json_t *kc_object_parse_dumped(const char *text, size_t len)
 {
     if (has_nul_escape(text, len)) return json_loadb(text, len, 0, NULL);
     return kc_object_parse(NULL, text, len);
+}
+
+/* Whether the builder reads text as jansson would: ASCII only (yajl lets
+ * overlong and surrogate UTF-8 through, jansson does not), no \u escape
+ * (yajl makes '?' of a lone surrogate, jansson refuses it), no form feed
+ * or vertical tab (whitespace to yajl, not to JSON), and nothing but
+ * whitespace after the object closes (yajl lets a token cut short at the
+ * end pass, `{} "`): braces are counted outside strings. */
+static bool exact_candidate(const char *text, size_t len)
+{
+    size_t depth = 0;
+    bool in_string = false, closed = false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x80 || c == '\f' || c == '\v') return false;
+        if (closed && c != ' ' && c != '\t' && c != '\n' && c != '\r') return false;
+        if (in_string) {
+            if (c == '\\') {
+                if (i + 1 < len && text[i + 1] == 'u') return false;
+                i++; /* the escaped character */
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if ((c == '}' || c == ']') && depth > 0 && --depth == 0) {
+            closed = true;
+        }
+    }
+    return closed;
+}
+
+json_t *kc_object_parse_exact(const char *text, size_t len, bool *duplicates)
+{
+    *duplicates = false;
+    if (!exact_candidate(text, len)) return NULL;
+    json_t *out = NULL;
+    kc_list_parser *p = kc_list_parser_new(NULL, keep_one, &out);
+    if (!p) return NULL;
+    p->exact = true;
+    gp_error err;
+    char *cont = NULL;
+    bool ok = kc_list_parser_feed(p, text, len, &err) == 0 &&
+              kc_list_parser_finish(p, &cont, &err) == 0 && !p->inexact && out;
+    free(cont);
+    if (ok) *duplicates = p->duplicate;
+    kc_list_parser_free(p);
+    if (!ok) {
+        json_decref(out);
+        out = NULL;
+    }
+    return out;
 }
 
 json_t *kc_fields_prune(const kc_fields *keep, const json_t *obj)

@@ -4,6 +4,7 @@
  * API server's stored text read as json_loadb reads it. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -328,6 +329,116 @@ static void test_dumped_text_reads_as_jansson(void **state)
     json_decref(nul);
 }
 
+/* What json_loadb reads of text: its compact text (members in order), or
+ * NULL; *dup: whether JSON_REJECT_DUPLICATES refuses it for a duplicate. */
+static char *jansson_reading(const char *text, bool *dup)
+{
+    json_error_t e;
+    json_t *strict = json_loadb(text, strlen(text), JSON_REJECT_DUPLICATES, &e);
+    *dup = !strict && strstr(e.text, "duplicate");
+    json_decref(strict);
+    json_t *v = json_loadb(text, strlen(text), 0, NULL);
+    char *out = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+    return out;
+}
+
+/* kc_object_parse_exact reads text as json_loadb does, or declines. */
+static void expect_exact(const char *text, bool declines)
+{
+    bool dup = true, want_dup;
+    json_t *got = kc_object_parse_exact(text, strlen(text), &dup);
+    char *want = jansson_reading(text, &want_dup);
+    if (declines) {
+        if (got) print_error("read, not declined: %s\n", text);
+        assert_null(got);
+    } else {
+        if (!got) print_error("declined: %s\n", text);
+        assert_non_null(got);
+        char *g = json_dumps(got, JSON_COMPACT);
+        assert_non_null(want);
+        assert_string_equal(g, want);
+        assert_int_equal(dup, want_dup);
+        free(g);
+    }
+    json_decref(got);
+    free(want);
+}
+
+static void test_exact_reads_as_jansson(void **state)
+{
+    (void)state;
+    /* read, the same value as jansson's */
+    expect_exact("{}", false);
+    expect_exact(" \t\r\n{\"a\":1} \n", false);
+    expect_exact("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"}},"
+                 "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"args\":[]}]}}",
+                 false);
+    expect_exact("{\"n\":null,\"t\":true,\"f\":false,\"i\":-0,\"m\":-9223372036854775808,"
+                 "\"x\":9223372036854775807,\"a\":[1,[2,{\"b\":[]}]]}",
+                 false);
+    expect_exact("{\"s\":\"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t\"}", false);
+    expect_exact("{\"a\":1,\"b\":2,\"a\":3}", false); /* the last kept, in the first's place */
+    expect_exact("{\"o\":{\"k\":1,\"k\":{}},\"p\":[{\"k\":1,\"k\":2}]}", false);
+    expect_exact("{\"\":\"empty key\"}", false);
+    /* declined: what only jansson may judge, and what is no object */
+    const char *const declined[] = {
+        "",
+        "   ",
+        "[]",
+        "[{}]",
+        "5",
+        "\"s\"",
+        "null",
+        "{} {}",
+        "{}]",
+        "{},{}",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{'a':1}",
+        "{\"a\":01}",
+        "{\"a\":1.5}",
+        "{\"a\":1e3}",
+        "{\"a\":9223372036854775808}",
+        "{\"a\":-9223372036854775809}",
+        "{\"a\":\"\\u0041\"}",
+        "{\"a\":\"\\ud800\"}",
+        "{\"a\":\"\\u0000\"}",
+        "{\"a\":\"caf\xc3\xa9\"}",
+        "{\"a\":\"\xc0\x80\"}",
+        "{\"a\":\"\xed\xa0\x80\"}",
+        "\xef\xbb\xbf{}",
+        "{\f\"a\":1}",
+        "{\v\"a\":1}",
+        "{\"a\":\"raw\ttab\"}",
+        "{\"a\":1} // comment",
+        "{/* c */}",
+        "{\"a\":tru}",
+        "{\"a\":[1,2}",
+        "{} \"",
+        "{\"kd\":\"x]}];\"}\"",
+        "{} \"abc}",
+        "{}x",
+        "{\"a\":\"}\"} ]",
+    };
+    for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++)
+        expect_exact(declined[i], true);
+    /* deeper than jansson reads: declined; a little less: read */
+    for (int depth = 1990; depth <= 2100; depth += 110) {
+        char *deep = malloc((size_t)depth * 6 + 16);
+        assert_non_null(deep);
+        char *at = deep;
+        for (int i = 0; i < depth; i++)
+            at += sprintf(at, "{\"a\":");
+        at += sprintf(at, "1");
+        for (int i = 0; i < depth; i++)
+            *at++ = '}';
+        *at = '\0';
+        expect_exact(deep, depth > 2000);
+        free(deep);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_stop_and_errors),
         cmocka_unit_test(test_pruned_pods_same_reports),
         cmocka_unit_test(test_dumped_text_reads_as_jansson),
+        cmocka_unit_test(test_exact_reads_as_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
