@@ -55,10 +55,9 @@ static json_t *at(json_t *obj, const char *path)
     return cur;
 }
 
-/* Validation result as "field: message" lines, in order. */
-static char *causes_text(const char *group, const char *kind, const json_t *obj, const json_t *old)
+/* Causes as "field: message" lines, in order (the array is consumed). */
+static char *lines_of(json_t *causes)
 {
-    json_t *causes = as_strategy_validate(group, kind, obj, old);
     assert_non_null(causes);
     size_t len = 1;
     size_t i;
@@ -81,13 +80,23 @@ static char *causes_text(const char *group, const char *kind, const json_t *obj,
     return out;
 }
 
-static void assert_causes(const char *group, const char *kind, const json_t *obj, const json_t *old,
-                          const char *expected)
+/* Validation result as "field: message" lines, in order. */
+static char *causes_text(const char *group, const char *kind, const json_t *obj, const json_t *old)
 {
-    char *got = causes_text(group, kind, obj, old);
+    return lines_of(as_strategy_validate(group, kind, obj, old));
+}
+
+static void assert_lines(char *got, const char *expected)
+{
     if (strcmp(got, expected) != 0) print_error("expected:\n%s\ngot:\n%s\n", expected, got);
     assert_string_equal(got, expected);
     free(got);
+}
+
+static void assert_causes(const char *group, const char *kind, const json_t *obj, const json_t *old,
+                          const char *expected)
+{
+    assert_lines(causes_text(group, kind, obj, old), expected);
 }
 
 static json_t *created(const char *group, const char *kind, const char *squoted)
@@ -980,31 +989,10 @@ static void test_other_kinds(void **state)
     json_decref(obj);
 }
 
-/* Status causes as "field: message" lines (ValidatePodStatusUpdate). */
-static char *status_causes(const json_t *obj, const json_t *old)
-{
-    json_t *causes = as_strategy_validate_status("", "Pod", obj, old);
-    assert_non_null(causes);
-    char *out = calloc(1, 4096);
-    assert_non_null(out);
-    size_t i;
-    json_t *c;
-    json_array_foreach(causes, i, c)
-    {
-        snprintf(out + strlen(out), 4096 - strlen(out), "%s: %s\n",
-                 json_string_value(json_object_get(c, "field")),
-                 json_string_value(json_object_get(c, "message")));
-    }
-    json_decref(causes);
-    return out;
-}
-
+/* The same for a write of pods/status (ValidatePodStatusUpdate). */
 static void assert_status_causes(const json_t *obj, const json_t *old, const char *expected)
 {
-    char *got = status_causes(obj, old);
-    if (strcmp(got, expected) != 0) print_error("expected:\n%s\ngot:\n%s\n", expected, got);
-    assert_string_equal(got, expected);
-    free(got);
+    assert_lines(lines_of(as_strategy_validate_status("", "Pod", obj, old)), expected);
 }
 
 /* pods/status is judged as ValidatePodStatusUpdate does: the spec is the old
