@@ -233,6 +233,13 @@ static int load_both(const lab_args *a, lab_params *p, lab_incident *inc)
     return rc != 0 ? rc : load_incident(a, inc);
 }
 
+/* load_both, then a client of the incident's cluster (*c, the caller's). */
+static int open_incident(const lab_args *a, lab_params *p, lab_incident *inc, kc_client **c)
+{
+    int rc = load_both(a, p, inc);
+    return rc != 0 ? rc : connect_to(inc->data, c);
+}
+
 static int incident_steps(lab_args *a)
 {
     lab_params p;
@@ -247,10 +254,9 @@ static int incident_check(lab_args *a)
 {
     lab_params p;
     lab_incident inc;
-    int rc;
-    if ((rc = load_both(a, &p, &inc)) != 0) return rc;
     kc_client *c = NULL;
-    if ((rc = connect_to(inc.data, &c)) != EXIT_HOLDS) return rc;
+    int rc = open_incident(a, &p, &inc, &c);
+    if (rc != EXIT_HOLDS) return rc;
     json_t *snap = NULL;
     gp_error err = {0};
     kc_result r = lab_incident_snapshot(c, &snap, &err);
@@ -268,10 +274,9 @@ static int incident_solve(lab_args *a)
 {
     lab_params p;
     lab_incident inc;
-    int rc;
-    if ((rc = load_both(a, &p, &inc)) != 0) return rc;
     kc_client *c = NULL;
-    if ((rc = connect_to(inc.data, &c)) != EXIT_HOLDS) return rc;
+    int rc = open_incident(a, &p, &inc, &c);
+    if (rc != EXIT_HOLDS) return rc;
     gp_error err = {0};
     int r = lab_incident_solve(c, inc.scenario, a->root, inc.data, &p, cli_lab_show_progress, NULL,
                                &err);
