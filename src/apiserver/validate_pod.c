@@ -518,8 +518,8 @@ static void terminated_stay(json_t *errs, const json_t *status, const json_t *ol
  * the spec is not validated again: a status write is judged on metadata
  * and status alone, as ValidatePodStatusUpdate does (read in the upstream
  * source; the checks of conditions, IPs and claim statuses are left out,
- * as above). The QoS class is immutable there; podStatusStrategy fills an
- * unset one from the old pod first. */
+ * as above). The QoS class is immutable there since kubernetes#127744
+ * (1.32); podStatusStrategy fills an unset one from the old pod first. */
 void as_validate_pod_status(json_t *errs, const json_t *pod, const json_t *old)
 {
     as_validate_meta_update(errs, json_object_get(pod, "metadata"));

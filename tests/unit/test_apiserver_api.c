@@ -347,6 +347,36 @@ static void status_only_through_the_status_subresource(void **state)
     done(&a);
 }
 
+/* A pod's /status is judged as ValidatePodStatusUpdate judges it (through
+ * as_route, so the route's choice of validator is what is tested): its
+ * spec is the old one whatever the body says, and its QoS class cannot
+ * change (kubernetes#127744, in 1.32; the text a virtual kubelet met). */
+static void pod_status_judged_on_status(void **state)
+{
+    as_api *api = *state;
+    create(api, PODS, POD("p", ""));
+    const char *ct = "application/merge-patch+json";
+    answer a = call(api, "PATCH", PODS "/p/status", NULL, ct,
+                    "{\"status\":{\"message\":\"hello\"},\"spec\":{\"containers\":"
+                    "[{\"name\":\"x\",\"image\":\"other\"}]}}");
+    assert_int_equal(a.status, 200);
+    assert_string_equal(field(a.body, "status.message"), "hello");
+    const json_t *c0 =
+        json_array_get(json_object_get(json_object_get(a.body, "spec"), "containers"), 0);
+    assert_string_not_equal(field(c0, "image"), "other");
+    const char *qos = field(a.body, "status.qosClass");
+    assert_non_null(qos);
+    char other[64];
+    snprintf(other, sizeof other, "{\"status\":{\"qosClass\":\"%s\"}}",
+             strcmp(qos, "Guaranteed") == 0 ? "BestEffort" : "Guaranteed");
+    done(&a);
+    a = call(api, "PATCH", PODS "/p/status", NULL, ct, other);
+    assert_int_equal(a.status, 422);
+    assert_non_null(strstr(field(a.body, "message"), "status.qosClass: Invalid value: "));
+    assert_non_null(strstr(field(a.body, "message"), "field is immutable"));
+    done(&a);
+}
+
 static void a_terminating_namespace_takes_no_new_objects(void **state)
 {
     as_api *api = *state;
@@ -487,6 +517,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(binding_sets_the_node_once, setup, teardown),
         cmocka_unit_test_setup_teardown(status_only_through_the_status_subresource, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(pod_status_judged_on_status, setup, teardown),
         cmocka_unit_test_setup_teardown(admission_errors_name_the_generate_name, setup, teardown),
         cmocka_unit_test_setup_teardown(a_terminating_namespace_takes_no_new_objects, setup,
                                         teardown),
