@@ -284,9 +284,9 @@ static const char *meta_string(json_t *obj, const char *key)
 /* The scalars at a few dotted paths of a JSON document ("object.spec.
  * nodeName"; nothing inside an array), read with yajl's event parser and
  * no tree: the answers to the creates and the watch's events are read for
- * a name, a node and a phase, and building whole trees of them (50 MB of
- * JSON a run) took a third of what the client spent, on the CPUs the
- * server under test shares. */
+ * a name, a node and a phase, and building whole trees of every one of
+ * them was most of what the client spent, on the CPUs the server under
+ * test shares. */
 #define PICK_MAX   8
 #define PICK_DEPTH 64
 

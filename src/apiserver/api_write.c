@@ -201,9 +201,10 @@ static void respond_json(as_response *resp, unsigned status, json_t *obj)
     as_respond_object(resp, status, b);
 }
 
-/* A stored object's text parsed: the store wrote it with json_dumps, and
- * the builder reads that as json_loadb would, in half the time (a patch
- * and a binding each read the version they change). */
+/* A stored object's text parsed: the store wrote it as json_dumps would
+ * (util/json_dump.h), and the builder reads that as json_loadb would, with
+ * fewer allocations (a patch and a binding each read the version they
+ * change). */
 static json_t *parse_stored(const as_blob *b)
 {
     return kc_object_parse_dumped(b->text, b->len);

@@ -170,9 +170,10 @@ static int wal_committed(void *arg, sqlite3 *db, const char *name, int frames)
 }
 
 /* One checkpoint runs at a time (SQLite would answer the second one busy,
- * at once): this one waits for the checkpointer's to end. The fold takes
- * tens of milliseconds at 32 MiB; it runs after the commit's writers were
- * answered, not inside the commit they wait for. */
+ * at once): this one waits for the checkpointer's to end. The fold copies
+ * and syncs what the log holds, which takes long next to a commit; it runs
+ * after the commit's writers were answered, not inside the commit they
+ * wait for. */
 void as_store_db_fold_wal(as_store *s)
 {
     if (!s->wal_over_limit) return;

@@ -5,8 +5,9 @@
  * UTF-8 and "/" passed through), integers and reals in jansson's own
  * spelling. Why not json_dumps: jansson 2.14 checks every object and array
  * for a reference loop by formatting its address into a table with
- * snprintf, which made serializing a third of what the embedded API server
- * spends on a stored write (bench/apiserver_bench.sh). A value yajl cannot
+ * snprintf, which made serializing much of what the embedded API server
+ * spends on a stored write (measured with bench/: the notes have the
+ * figures). A value yajl cannot
  * write (nesting deeper than its limit) is handed to json_dumps. */
 #ifndef GPUOP_UTIL_JSON_DUMP_H
 #define GPUOP_UTIL_JSON_DUMP_H
