@@ -53,9 +53,11 @@ typedef struct as_object {
      * parsed index costs 2-3 KB, its text a tenth of that, and at 150,000
      * pods plus their events that is most of the server's memory. */
     as_blob *index;
-    /* One value a caller derives from this version (admission: whether a
-     * namespace is terminating), kept under the lock; valid while memo_rv
-     * is rv (versions are never handed out twice). */
+    /* One value a caller derives from this version, kept under the lock;
+     * valid while memo_rv is rv (versions are never handed out twice). One
+     * caller a resource: a namespace's phase and a service account's
+     * automount and pull secrets (admission, api_write.c), the root-CA
+     * ConfigMap's state (controllers/namespace_defaults.c). */
     uint64_t memo_rv;
     int memo;
 } as_object;

@@ -26,8 +26,15 @@ static json_t *write_of(const char *method, const char *path, const char *conten
     return w;
 }
 
-json_t *ctl_namespace_defaults_plan(const json_t *ns, const json_t *account,
-                                    const json_t *configmap, const char *ca_pem, bool want_account)
+ctl_root_ca ctl_root_ca_state(const json_t *configmap, const char *ca_pem)
+{
+    if (!configmap) return CTL_ROOT_CA_MISSING;
+    const char *have = kube_str_or_null(json_object_get(configmap, "data"), "ca.crt");
+    return have && ca_pem && strcmp(have, ca_pem) == 0 ? CTL_ROOT_CA_CURRENT : CTL_ROOT_CA_STALE;
+}
+
+json_t *ctl_namespace_defaults_plan(const json_t *ns, bool have_account, ctl_root_ca root_ca,
+                                    const char *ca_pem, bool want_account)
 {
     json_t *plan = json_array();
     const json_t *meta = json_object_get(ns, "metadata");
@@ -37,17 +44,15 @@ json_t *ctl_namespace_defaults_plan(const json_t *ns, const json_t *account,
         (phase && strcmp(phase, "Terminating") == 0))
         return plan;
     char path[400];
-    if (want_account && !account) {
+    if (want_account && !have_account) {
         snprintf(path, sizeof path, "/api/v1/namespaces/%s/serviceaccounts", name);
         json_array_append_new(plan,
                               write_of("POST", path, NULL,
                                        json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
                                                  "ServiceAccount", "metadata", "name", "default")));
     }
-    if (!ca_pem) return plan;
-    const char *have = kube_str_or_null(json_object_get(configmap, "data"), "ca.crt");
-    if (have && strcmp(have, ca_pem) == 0) return plan;
-    if (configmap) {
+    if (!ca_pem || root_ca == CTL_ROOT_CA_CURRENT) return plan;
+    if (root_ca == CTL_ROOT_CA_STALE) {
         snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps/%s", name, ROOT_CA);
         json_array_append_new(plan, write_of("PATCH", path, "application/merge-patch+json",
                                              json_pack("{s:{s:s}}", "data", "ca.crt", ca_pem)));
@@ -63,14 +68,36 @@ json_t *ctl_namespace_defaults_plan(const json_t *ns, const json_t *account,
     return plan;
 }
 
-/* The stored object, parsed, or NULL. */
-static json_t *stored(as_api *api, const char *resource, const char *ns, const char *name)
+static bool account_stored(as_api *api, const char *ns)
 {
     as_store_lock(api->store);
-    const as_object *o = as_store_get(api->store, as_resource_find("", "v1", resource), ns, name);
-    json_t *obj = o ? json_loadb(o->json->text, o->json->len, 0, NULL) : NULL;
+    bool have = as_store_get(api->store, as_resource_find("", "v1", "serviceaccounts"), ns,
+                             "default") != NULL;
     as_store_unlock(api->store);
-    return obj;
+    return have;
+}
+
+/* The namespace's ConfigMap against the server's CA. Every pass asks for
+ * every namespace, and the CA is a kilobyte or two of PEM, so the stored
+ * version is parsed once: its state is kept in the object's memo (the only
+ * one configmaps have) until the next version. */
+static ctl_root_ca root_ca_stored(as_api *api, const char *ns)
+{
+    as_store_lock(api->store);
+    as_object *o = (as_object *)as_store_get(api->store, as_resource_find("", "v1", "configmaps"),
+                                             ns, ROOT_CA);
+    ctl_root_ca state = CTL_ROOT_CA_MISSING;
+    if (o && o->memo_rv == o->rv) {
+        state = (ctl_root_ca)o->memo;
+    } else if (o) {
+        json_t *cm = json_loadb(o->json->text, o->json->len, 0, NULL);
+        state = cm ? ctl_root_ca_state(cm, api->root_ca_pem) : CTL_ROOT_CA_STALE;
+        json_decref(cm);
+        o->memo = (int)state;
+        o->memo_rv = o->rv;
+    }
+    as_store_unlock(api->store);
+    return state;
 }
 
 int ctl_namespace_defaults(as_api *api, const json_t *namespaces)
@@ -83,10 +110,9 @@ int ctl_namespace_defaults(as_api *api, const json_t *namespaces)
     {
         const char *name = kube_str_or_null(json_object_get(ns, "metadata"), "name");
         if (!name) continue;
-        json_t *account =
-            api->admit_service_accounts ? stored(api, "serviceaccounts", name, "default") : NULL;
-        json_t *cm = api->root_ca_pem ? stored(api, "configmaps", name, ROOT_CA) : NULL;
-        json_t *plan = ctl_namespace_defaults_plan(ns, account, cm, api->root_ca_pem,
+        bool account = api->admit_service_accounts && account_stored(api, name);
+        ctl_root_ca root_ca = api->root_ca_pem ? root_ca_stored(api, name) : CTL_ROOT_CA_MISSING;
+        json_t *plan = ctl_namespace_defaults_plan(ns, account, root_ca, api->root_ca_pem,
                                                    api->admit_service_accounts);
         size_t k;
         json_t *w;
@@ -98,8 +124,6 @@ int ctl_namespace_defaults(as_api *api, const json_t *namespaces)
             writes += status == 200 || status == 201;
         }
         json_decref(plan);
-        json_decref(account);
-        json_decref(cm);
     }
     return writes;
 }

@@ -17,12 +17,13 @@
 /* one line, to sit inside the test JSON as it is */
 #define CA "-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE-----"
 
-static json_t *plan_for(const char *ns, const char *sa, const char *cm, bool want)
+/* the plan for namespace ns, with the ConfigMap cm as stored (NULL:
+ * missing) judged by ctl_root_ca_state */
+static json_t *plan_for(const char *ns, bool have_account, const char *cm, bool want)
 {
-    json_t *n = sq_load(ns), *a = sa ? sq_load(sa) : NULL, *c = cm ? sq_load(cm) : NULL;
-    json_t *plan = ctl_namespace_defaults_plan(n, a, c, CA, want);
+    json_t *n = sq_load(ns), *c = cm ? sq_load(cm) : NULL;
+    json_t *plan = ctl_namespace_defaults_plan(n, have_account, ctl_root_ca_state(c, CA), CA, want);
     json_decref(n);
-    json_decref(a);
     json_decref(c);
     assert_non_null(plan);
     return plan;
@@ -38,7 +39,7 @@ static void test_new_namespace(void **state)
 {
     (void)state;
     json_t *plan =
-        plan_for("{'metadata':{'name':'lab'},'status':{'phase':'Active'}}", NULL, NULL, true);
+        plan_for("{'metadata':{'name':'lab'},'status':{'phase':'Active'}}", false, NULL, true);
     assert_int_equal(json_array_size(plan), 2);
     assert_string_equal(field(plan, 0, "method"), "POST");
     assert_string_equal(field(plan, 0, "path"), "/api/v1/namespaces/lab/serviceaccounts");
@@ -55,20 +56,25 @@ static void test_new_namespace(void **state)
 static void test_existing_objects(void **state)
 {
     (void)state;
-    json_t *plan = plan_for("{'metadata':{'name':'lab'}}", "{'metadata':{'name':'default'}}",
-                            "{'data':{'ca.crt':'" CA "'}}", true);
+    json_t *plan =
+        plan_for("{'metadata':{'name':'lab'}}", true, "{'data':{'ca.crt':'" CA "'}}", true);
     assert_int_equal(json_array_size(plan), 0);
     json_decref(plan);
-    plan = plan_for("{'metadata':{'name':'lab'}}", "{'metadata':{'name':'default'}}",
-                    "{'data':{'ca.crt':'tampered'}}", true);
+    plan = plan_for("{'metadata':{'name':'lab'}}", true, "{'data':{'ca.crt':'tampered'}}", true);
     assert_int_equal(json_array_size(plan), 1);
     assert_string_equal(field(plan, 0, "method"), "PATCH");
     assert_string_equal(field(plan, 0, "path"),
                         "/api/v1/namespaces/lab/configmaps/kube-root-ca.crt");
     assert_string_equal(field(plan, 0, "contentType"), "application/merge-patch+json");
     json_decref(plan);
+    /* a ConfigMap emptied of its data is stale too */
+    plan = plan_for("{'metadata':{'name':'lab'}}", true, "{'metadata':{'name':'x'}}", true);
+    assert_int_equal(json_array_size(plan), 1);
+    assert_string_equal(field(plan, 0, "method"), "PATCH");
+    json_decref(plan);
+    assert_int_equal(ctl_root_ca_state(NULL, CA), CTL_ROOT_CA_MISSING);
     /* without ServiceAccount admission, no account */
-    plan = plan_for("{'metadata':{'name':'lab'}}", NULL, "{'data':{'ca.crt':'" CA "'}}", false);
+    plan = plan_for("{'metadata':{'name':'lab'}}", false, "{'data':{'ca.crt':'" CA "'}}", false);
     assert_int_equal(json_array_size(plan), 0);
     json_decref(plan);
 }
@@ -80,7 +86,7 @@ static void test_terminating_namespace(void **state)
     json_t *plan =
         plan_for("{'metadata':{'name':'gone','deletionTimestamp':'2025-01-01T00:00:00Z'},"
                  "'status':{'phase':'Terminating'}}",
-                 NULL, NULL, true);
+                 false, NULL, true);
     assert_int_equal(json_array_size(plan), 0);
     json_decref(plan);
 }
