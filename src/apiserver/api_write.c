@@ -513,13 +513,27 @@ static void copy_key(json_t *to, const json_t *from, const char *key)
         json_object_del(to, key);
 }
 
+/* Whether r is the core (group "") resource named `resource`. */
+static bool is_core(const as_resource *r, const char *resource)
+{
+    return !r->group[0] && strcmp(r->resource, resource) == 0;
+}
+
 /* An object whose deletion was waiting only for its finalizers goes once
- * they are gone (for a pod: once its grace period has been cut to 0). */
-static bool deletion_complete(const json_t *obj)
+ * they are gone (for a pod: once its grace period has been cut to 0). A
+ * namespace also waits for spec.finalizers, which the namespace controller
+ * empties through /finalize once its content is gone
+ * (ShouldDeleteNamespaceDuringUpdate, pkg/registry/core/namespace/storage):
+ * a status or metadata update of a Terminating namespace does not remove
+ * it. */
+static bool deletion_complete(const as_resource *r, const json_t *obj)
 {
     const json_t *meta = json_object_get(obj, "metadata");
     if (!json_object_get(meta, "deletionTimestamp")) return false;
     if (json_array_size(json_object_get(meta, "finalizers")) > 0) return false;
+    if (is_core(r, "namespaces") &&
+        json_array_size(json_object_get(json_object_get(obj, "spec"), "finalizers")) > 0)
+        return false;
     const json_t *grace = json_object_get(meta, "deletionGracePeriodSeconds");
     return !grace || json_integer_value(grace) == 0;
 }
@@ -588,7 +602,7 @@ static int store_update(as_api *api, const as_request *req, const as_path *p, js
         as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(o->json)));
     } else if (dry_run) {
         respond_json(resp, 200, obj);
-    } else if (deletion_complete(obj)) {
+    } else if (deletion_complete(r, obj)) {
         as_blob *last = delete_object(api, r, p->ns, p->name, obj, &err);
         if (!last) {
             store_failed(resp, &err);
@@ -927,6 +941,16 @@ static long long pod_grace(const json_t *pod, long long asked)
     return json_is_integer(g) ? json_integer_value(g) : 30;
 }
 
+/* The namespaces NamespaceLifecycle admission never lets go (the
+ * apiserver's immortal namespaces: default, kube-system, kube-public;
+ * kube-node-lease may be deleted). Refused after the lookup and the
+ * preconditions, as the namespace registry's delete validation is. */
+static bool immortal_namespace(const char *name)
+{
+    return strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
+           strcmp(name, "kube-public") == 0;
+}
+
 void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_response *resp)
 {
     delete_options opt;
@@ -950,7 +974,11 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
         goto done;
     }
     bool is_pod = strcmp(p->resource->kind, "Pod") == 0 && !p->resource->group[0];
-    bool is_namespace = strcmp(p->resource->resource, "namespaces") == 0;
+    bool is_namespace = is_core(p->resource, "namespaces");
+    if (is_namespace && immortal_namespace(p->name)) {
+        as_error_forbidden(resp, p->resource, p->name, "this namespace may not be deleted", NULL);
+        goto done;
+    }
     long long grace = is_pod ? pod_grace(obj, opt.grace) : 0;
     if (strcmp(opt.policy, "Foreground") == 0) add_finalizer(meta, "foregroundDeletion");
     if (strcmp(opt.policy, "Orphan") == 0) add_finalizer(meta, "orphan");

@@ -398,6 +398,69 @@ static void a_terminating_namespace_takes_no_new_objects(void **state)
     done(&a);
 }
 
+/* A Terminating namespace stays while spec.finalizers holds it: the
+ * namespace controller's status patches and a metadata patch do not remove
+ * it (ShouldDeleteNamespaceDuringUpdate); /finalize emptying the list does. */
+static void a_terminating_namespace_waits_for_its_finalizer(void **state)
+{
+    as_api *api = *state;
+    create(api, "/api/v1/namespaces",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"held\"}}");
+    answer a = call(api, "DELETE", "/api/v1/namespaces/held", NULL, NULL, NULL);
+    assert_int_equal(a.status, 200);
+    done(&a);
+    a = call(api, "PATCH", "/api/v1/namespaces/held/status", NULL, "application/merge-patch+json",
+             "{\"status\":{\"conditions\":[{\"type\":\"NamespaceContentRemaining\","
+             "\"status\":\"True\",\"reason\":\"SomeResourcesRemain\",\"message\":\"m\"}]}}");
+    assert_int_equal(a.status, 200);
+    done(&a);
+    a = call(api, "PATCH", "/api/v1/namespaces/held", NULL, "application/merge-patch+json",
+             "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
+    assert_int_equal(a.status, 200);
+    done(&a);
+    a = call(api, "GET", "/api/v1/namespaces/held", NULL, NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(field(a.body, "status.phase"), "Terminating");
+    done(&a);
+    a = call(api, "PUT", "/api/v1/namespaces/held/finalize", NULL, NULL,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"held\"},"
+             "\"spec\":{\"finalizers\":[]}}");
+    assert_int_equal(a.status, 200);
+    done(&a);
+    a = call(api, "GET", "/api/v1/namespaces/held", NULL, NULL, NULL);
+    assert_int_equal(a.status, 404);
+    done(&a);
+}
+
+/* NamespaceLifecycle's immortal namespaces: default, kube-system and
+ * kube-public are refused (also in a dry run); kube-node-lease is not. */
+static void the_system_namespaces_may_not_be_deleted(void **state)
+{
+    as_api *api = *state;
+    static const char *const immortal[] = {"default", "kube-system", "kube-public"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[64], message[128];
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s", immortal[i]);
+        snprintf(message, sizeof message,
+                 "namespaces \"%s\" is forbidden: this namespace may not be deleted", immortal[i]);
+        answer a = call(api, "DELETE", path, i == 1 ? "dryRun=All" : NULL, NULL, NULL);
+        assert_int_equal(a.status, 403);
+        assert_string_equal(field(a.body, "reason"), "Forbidden");
+        assert_string_equal(field(a.body, "message"), message);
+        done(&a);
+        a = call(api, "GET", path, NULL, NULL, NULL);
+        assert_int_equal(a.status, 200);
+        assert_null(field(a.body, "metadata.deletionTimestamp"));
+        done(&a);
+    }
+    answer a = call(api, "DELETE", "/api/v1/namespaces/kube-node-lease", NULL, NULL, NULL);
+    assert_int_equal(a.status, 200);
+    done(&a);
+    a = call(api, "DELETE", "/api/v1/namespaces/ghost", NULL, NULL, NULL);
+    assert_int_equal(a.status, 404);
+    done(&a);
+}
+
 /* Admission refuses an object before its name is generated: the error
  * names the generateName (admission's extractResourceName), so a
  * DaemonSet's refused creates all say the same ("pods \"dsrc-\""), and the
@@ -521,6 +584,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(admission_errors_name_the_generate_name, setup, teardown),
         cmocka_unit_test_setup_teardown(a_terminating_namespace_takes_no_new_objects, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_terminating_namespace_waits_for_its_finalizer, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(the_system_namespaces_may_not_be_deleted, setup, teardown),
         cmocka_unit_test_setup_teardown(server_side_apply_and_unknown_types_are_415, setup,
                                         teardown),
     };
