@@ -842,16 +842,37 @@ typedef struct delete_options {
     bool dry_run;
 } delete_options;
 
-static int delete_options_from_body(const as_request *req, delete_options *o, as_response *resp)
+/* The body as JSON: a typed client (kubectl drain's pod deletes) sends
+ * protobuf. NULL, answered, when it cannot be read. */
+static json_t *delete_options_body(const as_request *req, as_response *resp)
 {
+    if (as_type_is(req->content_type, "application/vnd.kubernetes.protobuf")) {
+        gp_error err = {0};
+        json_t *b = kube_protobuf_decode(req->body, req->body_len, &err);
+        if (b && !kube_str_is(b, "kind", "DeleteOptions")) {
+            json_decref(b);
+            b = NULL;
+            snprintf(err.text, sizeof err.text, "the body of a DELETE must be a DeleteOptions");
+        }
+        json_object_del(b, "metadata"); /* the decoder's, for every kind */
+        if (!b) as_error_bad_request(resp, err.text);
+        return b;
+    }
     json_error_t jerr;
     bool duplicates;
     json_t *b = as_parse_json(req->body, req->body_len, &duplicates, &jerr);
     if (!json_is_object(b)) {
         json_decref(b);
         as_error_bad_request(resp, "the DeleteOptions body is not a JSON object");
-        return -1;
+        return NULL;
     }
+    return b;
+}
+
+static int delete_options_from_body(const as_request *req, delete_options *o, as_response *resp)
+{
+    json_t *b = delete_options_body(req, resp);
+    if (!b) return -1;
     as_decode_result res;
     if (as_decode_check(b, as_gotype_find("", "DeleteOptions"), AS_DECODE_JSON, false, &res) != 0) {
         char *msg = gp_format("DeleteOptions in version \"v1\" cannot be handled as a "

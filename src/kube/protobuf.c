@@ -183,10 +183,31 @@ static const kube_pb_field rules_review_fields[] = {
 };
 static const kube_pb_message rules_review_kind = KUBE_PB_SCHEMA(rules_review_fields);
 
+/* meta/v1 (apimachinery pkg/apis/meta/v1/generated.proto): what a typed
+ * client's DELETE sends as its body, in the client's own group version
+ * (`kubectl drain` deleting pods where eviction is not served). */
+static const kube_pb_field preconditions_fields[] = {
+    {1, "uid", KUBE_PB_STRING, 0, NULL},
+    {2, "resourceVersion", KUBE_PB_STRING, 0, NULL},
+};
+static const kube_pb_message preconditions = KUBE_PB_SCHEMA(preconditions_fields);
+
+static const kube_pb_field delete_options_fields[] = {
+    {1, "gracePeriodSeconds", KUBE_PB_INT64, KUBE_PB_ZERO, NULL},
+    {2, "preconditions", KUBE_PB_MESSAGE, 0, &preconditions},
+    {3, "orphanDependents", KUBE_PB_BOOL, 0, NULL},
+    {4, "propagationPolicy", KUBE_PB_STRING, 0, NULL},
+    {5, "dryRun", KUBE_PB_STRING, KUBE_PB_REPEATED, NULL},
+    {6, "ignoreStoreReadErrorWithClusterBreakingPotential", KUBE_PB_BOOL, 0, NULL},
+};
+static const kube_pb_message delete_options_kind = KUBE_PB_SCHEMA(delete_options_fields);
+
 static const struct {
     const char *api_version, *kind;
     const kube_pb_message *msg;
 } kinds[] = {
+    {"v1", "DeleteOptions", &delete_options_kind},
+    {"meta.k8s.io/v1", "DeleteOptions", &delete_options_kind},
     {"v1", "Namespace", &namespace_kind},
     {"v1", "ConfigMap", &config_map_kind},
     {"v1", "Secret", &secret_kind},

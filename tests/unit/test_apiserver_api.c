@@ -36,8 +36,19 @@ typedef struct answer {
 
 /* One request; "k=v&k=v" query text is split here. With defer, a write
  * is answered before its commit (as_request.defer_commit). */
+static answer call_len(as_api *api, const char *method, const char *path, const char *query_text,
+                       const char *content_type, const char *body, size_t body_len, bool defer);
+
 static answer call_as(as_api *api, const char *method, const char *path, const char *query_text,
                       const char *content_type, const char *body, bool defer)
+{
+    return call_len(api, method, path, query_text, content_type, body, body ? strlen(body) : 0,
+                    defer);
+}
+
+/* One request whose body may hold NUL bytes (protobuf). */
+static answer call_len(as_api *api, const char *method, const char *path, const char *query_text,
+                       const char *content_type, const char *body, size_t body_len, bool defer)
 {
     query q = {{0}, {0}};
     char qbuf[512] = "";
@@ -55,7 +66,7 @@ static answer call_as(as_api *api, const char *method, const char *path, const c
                       .accept = "application/json",
                       .content_type = content_type ? content_type : "application/json",
                       .body = body,
-                      .body_len = body ? strlen(body) : 0,
+                      .body_len = body_len,
                       .query = lookup,
                       .query_ctx = &q,
                       .defer_commit = defer};
@@ -302,6 +313,35 @@ static void a_bound_pod_waits_out_its_grace_period(void **state)
     done(&a);
     a = call(api, "GET", PODS "/bound", NULL, NULL, NULL);
     assert_int_equal(a.status, 404);
+    done(&a);
+}
+
+/* A typed client's DELETE (kubectl drain where eviction is not served)
+ * sends its DeleteOptions as protobuf: gracePeriodSeconds 0 is read, and a
+ * body of another kind is a 400 that deletes nothing. */
+static void a_protobuf_delete_options_body_is_read(void **state)
+{
+    as_api *api = *state;
+    create(api, PODS, POD("drained", "\"nodeName\":\"lab-node-0\","));
+    static const char other[] = "k8s\0\x0a\x0f\x0a\x02v1\x12\x09Namespace\x12\x00\x1a\x00\x22\x00";
+    const char *pb = "application/vnd.kubernetes.protobuf";
+    answer a = call_len(api, "DELETE", PODS "/drained", NULL, pb, other, sizeof other - 1, false);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(field(a.body, "message"), "the body of a DELETE must be a DeleteOptions");
+    done(&a);
+    a = call(api, "GET", PODS "/drained", NULL, NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_null(field(a.body, "metadata.deletionTimestamp"));
+    done(&a);
+    /* typeMeta {v1, DeleteOptions}, raw {gracePeriodSeconds: 0} */
+    static const char now[] = "k8s\0\x0a\x13\x0a\x02v1\x12\x0d"
+                              "DeleteOptions\x12\x02\x08\x00"
+                              "\x1a\x00\x22\x00";
+    a = call_len(api, "DELETE", PODS "/drained", NULL, pb, now, sizeof now - 1, false);
+    assert_int_equal(a.status, 200);
+    done(&a);
+    a = call(api, "GET", PODS "/drained", NULL, NULL, NULL);
+    assert_int_equal(a.status, 404); /* 0 s, not the pod's 30 */
     done(&a);
 }
 
@@ -587,6 +627,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_terminating_namespace_waits_for_its_finalizer, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_system_namespaces_may_not_be_deleted, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_protobuf_delete_options_body_is_read, setup, teardown),
         cmocka_unit_test_setup_teardown(server_side_apply_and_unknown_types_are_415, setup,
                                         teardown),
     };

@@ -510,6 +510,39 @@ static void test_configmap_immutable(void **state)
     json_decref(v);
 }
 
+/* DeleteOptions, what kubectl drain's typed pod deletes send: a zero grace
+ * period is kept (it is a pointer in Go: "now"), both group versions name
+ * it, and metadata is the decoder's empty one. */
+static void test_delete_options(void **state)
+{
+    (void)state;
+    buf pre = {0};
+    put_str(&pre, 1, "u-1");
+    put_str(&pre, 2, "42");
+    buf opt = {0};
+    put_uint(&opt, 1, 0);
+    put_msg(&opt, 2, &pre);
+    put_str(&opt, 4, "Foreground");
+    put_str(&opt, 5, "All");
+    buf body = {0};
+    put_envelope(&body, "v1", "DeleteOptions", &opt);
+    json_t *v = decode_ok(body.b, body.n);
+    assert_dumps_as(v,
+                    "{'apiVersion':'v1','kind':'DeleteOptions','metadata':{},"
+                    "'gracePeriodSeconds':0,'preconditions':{'uid':'u-1','resourceVersion':'42'},"
+                    "'propagationPolicy':'Foreground','dryRun':['All']}");
+    json_decref(v);
+    buf grace = {0};
+    put_uint(&grace, 1, 7);
+    put_uint(&grace, 3, 1);
+    buf meta_body = {0};
+    put_envelope(&meta_body, "meta.k8s.io/v1", "DeleteOptions", &grace);
+    v = decode_ok(meta_body.b, meta_body.n);
+    assert_dumps_as(v, "{'apiVersion':'meta.k8s.io/v1','kind':'DeleteOptions','metadata':{},"
+                       "'gracePeriodSeconds':7,'orphanDependents':true}");
+    json_decref(v);
+}
+
 /* Go order: metadata, immutable, data, stringData, type; map keys sorted.
  * Base64 padding of 1, 2 and 3 byte values. */
 static void test_secret_every_field(void **state)
@@ -938,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_owner_reference_required_members),
         cmocka_unit_test(test_namespace_spec_and_status),
         cmocka_unit_test(test_configmap_immutable),
+        cmocka_unit_test(test_delete_options),
         cmocka_unit_test(test_secret_every_field),
         cmocka_unit_test(test_serviceaccount_every_field),
         cmocka_unit_test(test_unknown_fields_skipped),
