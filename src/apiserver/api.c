@@ -2,9 +2,11 @@
  * Writes are in api_write.c, watches in watch.c. */
 #include "apiserver/api_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "apiserver/strategy.h"
 #include "apiserver/table.h"
@@ -293,9 +295,67 @@ static void respond_table(as_response *resp, const as_request *req, const as_res
     resp->len = len;
 }
 
+/* How long kube-apiserver's watch cache waits for a resourceVersion it has
+ * not reached (blockTimeout), and the retry it then advises. */
+#define FRESH_WAIT_SECONDS      3
+#define TOO_LARGE_RETRY_SECONDS 1
+
+static void too_large_version(as_response *resp, unsigned long long want, uint64_t current,
+                              int retry)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", want,
+             (unsigned long long)current);
+    json_t *details = json_pack("{s:[{s:s, s:s}]}", "causes", "reason", "ResourceVersionTooLarge",
+                                "message", "Too large resource version");
+    if (details && retry) json_object_set_new(details, "retryAfterSeconds", json_integer(retry));
+    as_status_details(resp, 504, "Timeout", msg, details);
+}
+
+/* A GET or LIST at resourceVersion N (not "0"; match unset or
+ * NotOlderThan) wants a state at least as new as N. kube-apiserver 1.32
+ * serves it from the watch cache, which waits up to 3 s for N and then
+ * answers Timeout "Too large resource version" with a retry of 1 s
+ * (cacher waitUntilFreshAndBlock, storage.NewTooLargeResourceVersionError);
+ * a LIST with a limit goes to etcd instead (cacher shouldDelegateList),
+ * which refuses a future N at once, without a retry (etcd3 store
+ * validateMinimumResourceVersion). An Exact match is left as before: no
+ * recording says what 1.32 answers for a future one. Needs the lock (the
+ * wait lets it go); -1 when answered. */
+static int wait_for_version(as_api *api, const as_request *req, bool to_etcd, as_response *resp)
+{
+    const char *text = as_query(req, "resourceVersion");
+    const char *match = as_query(req, "resourceVersionMatch");
+    if (!text || !*text || strcmp(text, "0") == 0 || (match && strcmp(match, "Exact") == 0))
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long want = strtoull(text, &end, 10);
+    if (*end || errno || text[0] == '-') return 0; /* the store's versions are numbers */
+    if (want <= as_store_rv(api->store)) return 0;
+    if (!to_etcd) {
+        struct timespec deadline, now;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += FRESH_WAIT_SECONDS;
+        do {
+            if (!as_store_wait(api->store, &deadline)) break;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        } while (as_store_rv(api->store) < want &&
+                 (now.tv_sec < deadline.tv_sec ||
+                  (now.tv_sec == deadline.tv_sec && now.tv_nsec < deadline.tv_nsec)));
+        if (as_store_rv(api->store) >= want) return 0;
+    }
+    too_large_version(resp, want, as_store_rv(api->store), to_etcd ? 0 : TOO_LARGE_RETRY_SECONDS);
+    return -1;
+}
+
 static void get_object(as_api *api, const as_request *req, const as_path *p, as_response *resp)
 {
     as_store_lock(api->store);
+    if (wait_for_version(api, req, false, resp) != 0) {
+        as_store_unlock(api->store);
+        return;
+    }
     const as_object *o = as_store_get(api->store, as_storage(p->resource), p->ns, p->name);
     if (!o) {
         as_store_unlock(api->store);
@@ -413,6 +473,12 @@ static void list_objects(as_api *api, const as_request *req, const as_path *p, a
         after++;
     }
     as_store_lock(api->store);
+    if (wait_for_version(api, req, limit > 0, resp) != 0) {
+        as_store_unlock(api->store);
+        kube_label_selector_free(ls);
+        kube_field_selector_free(fs);
+        return;
+    }
     const as_object **all;
     size_t n = as_store_list(api->store, as_storage(p->resource), p->ns[0] ? p->ns : NULL, &all),
            kept = 0;

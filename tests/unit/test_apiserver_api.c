@@ -345,6 +345,37 @@ static void a_protobuf_delete_options_body_is_read(void **state)
     done(&a);
 }
 
+/* A read at a resourceVersion the store has not reached: a LIST with a
+ * limit (etcd's) is refused at once, without a retry; a GET (the watch
+ * cache's) after its wait, with a retry of 1 s; a version reached is
+ * served. */
+static void a_future_resource_version_is_too_large(void **state)
+{
+    as_api *api = *state;
+    create(api, CMS, CM("now", ""));
+    answer a = call(api, "GET", CMS, "resourceVersion=999999&limit=5", NULL, NULL);
+    assert_int_equal(a.status, 504);
+    assert_string_equal(field(a.body, "reason"), "Timeout");
+    const char *msg = field(a.body, "message");
+    assert_non_null(msg);
+    const char *prefix = "Timeout: Too large resource version: 999999, current: ";
+    assert_int_equal(strncmp(msg, prefix, strlen(prefix)), 0);
+    json_t *details = json_object_get(a.body, "details");
+    assert_null(json_object_get(details, "retryAfterSeconds"));
+    assert_string_equal(field(json_array_get(json_object_get(details, "causes"), 0), "reason"),
+                        "ResourceVersionTooLarge");
+    done(&a);
+    a = call(api, "GET", CMS "/now", "resourceVersion=999999", NULL, NULL);
+    assert_int_equal(a.status, 504);
+    assert_int_equal(json_integer_value(
+                         json_object_get(json_object_get(a.body, "details"), "retryAfterSeconds")),
+                     1);
+    done(&a);
+    a = call(api, "GET", CMS, "resourceVersion=1", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    done(&a);
+}
+
 static void binding_sets_the_node_once(void **state)
 {
     as_api *api = *state;
@@ -628,6 +659,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(the_system_namespaces_may_not_be_deleted, setup, teardown),
         cmocka_unit_test_setup_teardown(a_protobuf_delete_options_body_is_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_future_resource_version_is_too_large, setup, teardown),
         cmocka_unit_test_setup_teardown(server_side_apply_and_unknown_types_are_415, setup,
                                         teardown),
     };
