@@ -577,6 +577,8 @@ int as_api_handle(as_api *api, const as_request *req, as_response *resp)
             as_api_create(api, req, &p, resp);
         else if (strcmp(p.sub, "binding") == 0)
             as_api_bind(api, req, &p, resp);
+        else if (strcmp(p.sub, "eviction") == 0)
+            as_api_evict(api, req, &p, resp);
         else
             method_not_allowed(resp);
         return 1;
@@ -585,7 +587,7 @@ int as_api_handle(as_api *api, const as_request *req, as_response *resp)
         as_api_delete_collection(api, req, &p, resp);
         return 1;
     }
-    if (collection || strcmp(p.sub, "binding") == 0) {
+    if (collection || strcmp(p.sub, "binding") == 0 || strcmp(p.sub, "eviction") == 0) {
         method_not_allowed(resp);
         return 1;
     }

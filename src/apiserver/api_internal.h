@@ -41,6 +41,8 @@ void as_api_version(const as_resource *r, char *buf, size_t size);
 
 /* Answers with a stored object's text (the response takes the reference). */
 void as_respond_object(as_response *resp, unsigned status, as_blob *blob);
+/* obj (borrowed) serialized as the answer (api_write.c). */
+void as_respond_json(as_response *resp, unsigned status, json_t *obj);
 
 /* Whether the client asked for a meta.k8s.io Table. */
 bool as_wants_table(const as_request *req);
@@ -138,6 +140,9 @@ void as_api_bind(as_api *api, const as_request *req, const as_path *p, as_respon
  * it would, and answers the list of them (api_write.c). */
 void as_api_delete_collection(as_api *api, const as_request *req, const as_path *p,
                               as_response *resp);
+
+/* pods/eviction (api_evict.c). */
+void as_api_evict(as_api *api, const as_request *req, const as_path *p, as_response *resp);
 
 /* pods/log, exec, attach and portforward (api_connect.c). */
 void as_api_pod_connect(as_api *api, const as_request *req, const as_path *p, as_response *resp);

@@ -188,7 +188,7 @@ static int check_size(const json_t *obj, const as_resource *r, const char *name,
     return -1;
 }
 
-static void respond_json(as_response *resp, unsigned status, json_t *obj)
+void as_respond_json(as_response *resp, unsigned status, json_t *obj)
 {
     size_t len;
     char *text = gp_json_dump(obj, &len);
@@ -462,7 +462,7 @@ static void create_object(as_api *api, const as_request *req, const as_path *p,
         goto done;
     }
     if (opt->dry_run) {
-        respond_json(resp, 201, obj);
+        as_respond_json(resp, 201, obj);
         goto done;
     }
     if (!(stored = put_object(api, p->resource, p->ns, name, obj, &err))) {
@@ -601,7 +601,7 @@ static int store_update(as_api *api, const as_request *req, const as_path *p, js
     if (unchanged) {
         as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(o->json)));
     } else if (dry_run) {
-        respond_json(resp, 200, obj);
+        as_respond_json(resp, 200, obj);
     } else if (deletion_complete(r, obj)) {
         as_blob *last = delete_object(api, r, p->ns, p->name, obj, &err);
         if (!last) {
@@ -994,7 +994,7 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
         as_error_conflict(resp, p->resource, p->name);
         goto done;
     }
-    bool is_pod = strcmp(p->resource->kind, "Pod") == 0 && !p->resource->group[0];
+    bool is_pod = is_core(p->resource, "pods");
     bool is_namespace = is_core(p->resource, "namespaces");
     if (is_namespace && immortal_namespace(p->name)) {
         as_error_forbidden(resp, p->resource, p->name, "this namespace may not be deleted", NULL);
@@ -1022,7 +1022,7 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
         if (!finalizers && grace == 0) goto remove;
         json_t *old = load_stored(p->resource, o);
         if (opt.dry_run) {
-            respond_json(resp, 200, obj);
+            as_respond_json(resp, 200, obj);
         } else if (same_object(obj, old)) {
             as_respond_object(resp, 200, as_view_blob(p->resource, as_blob_ref(o->json)));
         } else {
@@ -1039,7 +1039,7 @@ void as_api_delete(as_api *api, const as_request *req, const as_path *p, as_resp
     }
 remove:
     if (opt.dry_run) {
-        respond_json(resp, 200, obj);
+        as_respond_json(resp, 200, obj);
         goto done;
     }
     as_blob *last = delete_object(api, p->resource, p->ns, p->name, obj, &err);

@@ -18,6 +18,13 @@ static json_t *response_kind(const as_resource *r, const char *kind)
     return json_pack("{s:s, s:s, s:s}", "group", r->group, "version", r->version, "kind", kind);
 }
 
+/* A subresource's kind, in its own group when it has one. */
+static json_t *subresource_kind(const as_resource *r, const as_subresource *s)
+{
+    if (!s->group) return response_kind(r, s->kind);
+    return json_pack("{s:s, s:s, s:s}", "group", s->group, "version", s->version, "kind", s->kind);
+}
+
 static json_t *aggregated_resource(const as_resource *r)
 {
     json_t *res =
@@ -28,9 +35,9 @@ static json_t *aggregated_resource(const as_resource *r)
     if (r->categories[0]) json_object_set_new(res, "categories", string_array(r->categories));
     json_t *subs = json_array();
     for (const as_subresource *s = r->subresources; s->name; s++)
-        json_array_append_new(subs, json_pack("{s:s, s:o, s:o}", "subresource", s->name,
-                                              "responseKind", response_kind(r, s->kind), "verbs",
-                                              string_array(s->verbs)));
+        json_array_append_new(subs,
+                              json_pack("{s:s, s:o, s:o}", "subresource", s->name, "responseKind",
+                                        subresource_kind(r, s), "verbs", string_array(s->verbs)));
     if (json_array_size(subs))
         json_object_set_new(res, "subresources", subs);
     else
@@ -106,12 +113,19 @@ json_t *as_discovery_group_list(void)
     return json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups", list);
 }
 
+/* One entry of /api/v1 or /apis/G/V, in APIResource's member order; a
+ * subresource whose kind is in another group names it (group, version). */
 static json_t *legacy_resource(const as_resource *r, const char *name, const char *kind,
-                               const char *const *verbs)
+                               const char *const *verbs, const as_subresource *sub)
 {
-    json_t *res = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", name, "singularName",
-                            strchr(name, '/') ? "" : r->singular, "namespaced", r->namespaced,
-                            "kind", kind, "verbs", string_array(verbs));
+    json_t *res = json_pack("{s:s, s:s, s:b}", "name", name, "singularName",
+                            strchr(name, '/') ? "" : r->singular, "namespaced", r->namespaced);
+    if (sub && sub->group) {
+        json_object_set_new(res, "group", json_string(sub->group));
+        json_object_set_new(res, "version", json_string(sub->version));
+    }
+    json_object_set_new(res, "kind", json_string(kind));
+    json_object_set_new(res, "verbs", string_array(verbs));
     if (!strchr(name, '/') && r->short_names[0])
         json_object_set_new(res, "shortNames", string_array(r->short_names));
     if (!strchr(name, '/') && r->categories[0])
@@ -127,11 +141,11 @@ json_t *as_discovery_resource_list(const char *group, const char *version)
     for (size_t i = 0; i < count; i++) {
         const as_resource *r = &all[i];
         if (strcmp(r->group, group) != 0 || strcmp(r->version, version) != 0) continue;
-        json_array_append_new(resources, legacy_resource(r, r->resource, r->kind, r->verbs));
+        json_array_append_new(resources, legacy_resource(r, r->resource, r->kind, r->verbs, NULL));
         for (const as_subresource *s = r->subresources; s->name; s++) {
             char name[128];
             snprintf(name, sizeof name, "%s/%s", r->resource, s->name);
-            json_array_append_new(resources, legacy_resource(r, name, s->kind, s->verbs));
+            json_array_append_new(resources, legacy_resource(r, name, s->kind, s->verbs, s));
         }
     }
     if (json_array_size(resources) == 0) {

@@ -16,23 +16,25 @@ static const char *const create_get[] = {"create", "get", NULL};
 static const char *const none[] = {NULL};
 static const char *const all_category[] = {"all", NULL};
 
-static const as_subresource no_subresources[] = {{NULL, NULL, NULL}};
+static const as_subresource no_subresources[] = {{NULL, NULL, NULL, NULL, NULL}};
 /* exec, attach, log and portforward: api_connect.c */
 static const as_subresource pod_subresources[] = {
-    {"attach", "PodAttachOptions", create_get},
-    {"binding", "Binding", create_only},
-    {"exec", "PodExecOptions", create_get},
-    {"log", "Pod", get_only},
-    {"portforward", "PodPortForwardOptions", create_get},
-    {"status", "Pod", status_verbs},
-    {NULL, NULL, NULL}};
-static const as_subresource node_subresources[] = {{"status", "Node", status_verbs},
-                                                   {NULL, NULL, NULL}};
-static const as_subresource namespace_subresources[] = {{"finalize", "Namespace", update_only},
-                                                        {"status", "Namespace", status_verbs},
-                                                        {NULL, NULL, NULL}};
-static const as_subresource daemonset_subresources[] = {{"status", "DaemonSet", status_verbs},
-                                                        {NULL, NULL, NULL}};
+    {"attach", "PodAttachOptions", create_get, NULL, NULL},
+    {"binding", "Binding", create_only, NULL, NULL},
+    {"eviction", "Eviction", create_only, "policy", "v1"},
+    {"exec", "PodExecOptions", create_get, NULL, NULL},
+    {"log", "Pod", get_only, NULL, NULL},
+    {"portforward", "PodPortForwardOptions", create_get, NULL, NULL},
+    {"status", "Pod", status_verbs, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+static const as_subresource node_subresources[] = {{"status", "Node", status_verbs, NULL, NULL},
+                                                   {NULL, NULL, NULL, NULL, NULL}};
+static const as_subresource namespace_subresources[] = {
+    {"finalize", "Namespace", update_only, NULL, NULL},
+    {"status", "Namespace", status_verbs, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+static const as_subresource daemonset_subresources[] = {
+    {"status", "DaemonSet", status_verbs, NULL, NULL}, {NULL, NULL, NULL, NULL, NULL}};
 
 #define SHORT(...) ((const char *const[]){__VA_ARGS__, NULL})
 

@@ -10,6 +10,9 @@ typedef struct as_subresource {
     const char *name; /* "status", "binding", "finalize" */
     const char *kind; /* the kind it answers with */
     const char *const *verbs;
+    /* the kind's group and version when not the resource's (pods/eviction:
+     * policy/v1 Eviction); NULL: the resource's */
+    const char *group, *version;
 } as_subresource;
 
 typedef struct as_resource {

@@ -202,10 +202,19 @@ static const kube_pb_field delete_options_fields[] = {
 };
 static const kube_pb_message delete_options_kind = KUBE_PB_SCHEMA(delete_options_fields);
 
+/* policy/v1 (k8s.io/api/policy/v1/generated.proto): what `kubectl drain`
+ * POSTs to pods/eviction. */
+static const kube_pb_field eviction_fields[] = {
+    {1, "metadata", KUBE_PB_MESSAGE, 0, &object_meta},
+    {2, "deleteOptions", KUBE_PB_MESSAGE, 0, &delete_options_kind},
+};
+static const kube_pb_message eviction_kind = KUBE_PB_SCHEMA(eviction_fields);
+
 static const struct {
     const char *api_version, *kind;
     const kube_pb_message *msg;
 } kinds[] = {
+    {"policy/v1", "Eviction", &eviction_kind},
     {"v1", "DeleteOptions", &delete_options_kind},
     {"meta.k8s.io/v1", "DeleteOptions", &delete_options_kind},
     {"v1", "Namespace", &namespace_kind},

@@ -12,7 +12,8 @@
  * theirs and of ObjectMeta (managedFields included); authorization.k8s.io/v1
  * SelfSubjectAccessReview and SelfSubjectRulesReview (what `kubectl auth
  * can-i` sends: their specs, not their status); DeleteOptions, as v1 or
- * meta.k8s.io/v1 (a typed client's DELETE body: `kubectl drain`). The JSON follows Go's
+ * meta.k8s.io/v1 (a typed client's DELETE body), and policy/v1 Eviction
+ * (both from `kubectl drain`). The JSON follows Go's
  * encoding of the same object, with one difference: kubectl writes empty
  * strings, zero generations and empty messages explicitly, and they come out
  * absent rather than as "" / 0 / {} / null. Kept as written: false booleans

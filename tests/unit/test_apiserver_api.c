@@ -376,6 +376,54 @@ static void a_future_resource_version_is_too_large(void **state)
     done(&a);
 }
 
+/* pods/eviction with no PodDisruptionBudget served: allowed, answered
+ * with a Status Success 201; the pod gets DisruptionTarget and is deleted
+ * with the Eviction's options (a bound pod waits out its grace period); a
+ * dry run changes nothing; the Eviction must name the pod of the URL. */
+static void an_eviction_marks_and_deletes_the_pod(void **state)
+{
+    as_api *api = *state;
+    create(api, PODS, POD("ev", "\"nodeName\":\"lab-node-0\","));
+    const char *eviction = "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\","
+                           "\"metadata\":{\"name\":\"ev\"}}";
+    answer a = call(api, "POST", PODS "/ev/eviction", "dryRun=All", NULL, eviction);
+    assert_int_equal(a.status, 201);
+    done(&a);
+    a = call(api, "GET", PODS "/ev", NULL, NULL, NULL);
+    assert_null(field(a.body, "metadata.deletionTimestamp"));
+    done(&a);
+    a = call(api, "POST", PODS "/ev/eviction", NULL, NULL,
+             "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"x\"}}");
+    assert_int_equal(a.status, 400);
+    assert_string_equal(field(a.body, "message"),
+                        "name in URL does not match name in Eviction object");
+    done(&a);
+    a = call(api, "POST", PODS "/ev/eviction", NULL, NULL, eviction);
+    assert_int_equal(a.status, 201);
+    assert_string_equal(field(a.body, "kind"), "Status");
+    assert_string_equal(field(a.body, "status"), "Success");
+    assert_int_equal(json_integer_value(json_object_get(a.body, "code")), 201);
+    done(&a);
+    a = call(api, "GET", PODS "/ev", NULL, NULL, NULL);
+    assert_int_equal(a.status, 200); /* its kubelet finishes it */
+    assert_non_null(field(a.body, "metadata.deletionTimestamp"));
+    const json_t *conds = json_object_get(json_object_get(a.body, "status"), "conditions");
+    const json_t *target = NULL;
+    for (size_t i = 0; i < json_array_size(conds); i++)
+        if (field(json_array_get(conds, i), "type") &&
+            strcmp(field(json_array_get(conds, i), "type"), "DisruptionTarget") == 0)
+            target = json_array_get(conds, i);
+    assert_non_null(target);
+    assert_string_equal(field(target, "reason"), "EvictionByEvictionAPI");
+    assert_string_equal(field(target, "message"), "Eviction API: evicting");
+    done(&a);
+    a = call(
+        api, "POST", PODS "/gone/eviction", NULL, NULL,
+        "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"gone\"}}");
+    assert_int_equal(a.status, 404);
+    done(&a);
+}
+
 static void binding_sets_the_node_once(void **state)
 {
     as_api *api = *state;
@@ -660,6 +708,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(the_system_namespaces_may_not_be_deleted, setup, teardown),
         cmocka_unit_test_setup_teardown(a_protobuf_delete_options_body_is_read, setup, teardown),
         cmocka_unit_test_setup_teardown(a_future_resource_version_is_too_large, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_eviction_marks_and_deletes_the_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(server_side_apply_and_unknown_types_are_415, setup,
                                         teardown),
     };

@@ -113,8 +113,15 @@ static void test_aggregated_discovery(void **state)
         assert_string_equal(json_string_value(json_object_get(r, "scope")), "Namespaced");
         assert_string_equal(json_string_value(json_array_get(json_object_get(r, "shortNames"), 0)),
                             "po");
-        /* attach, binding, exec, log, portforward, status */
-        assert_int_equal(json_array_size(json_object_get(r, "subresources")), 6);
+        /* attach, binding, eviction, exec, log, portforward, status */
+        json_t *subs = json_object_get(r, "subresources");
+        assert_int_equal(json_array_size(subs), 7);
+        /* eviction's kind is policy/v1 Eviction (what kubectl drain looks for) */
+        json_t *kind = json_object_get(json_array_get(subs, 2), "responseKind");
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(subs, 2), "subresource")), "eviction");
+        assert_string_equal(json_string_value(json_object_get(kind, "group")), "policy");
+        assert_string_equal(json_string_value(json_object_get(kind, "kind")), "Eviction");
     }
     assert_true(found_pods);
     json_decref(core);
@@ -139,17 +146,27 @@ static void test_legacy_discovery(void **state)
     json_decref(groups);
     json_t *v1 = get_json("/api/v1", NULL, NULL);
     assert_string_equal(json_string_value(json_object_get(v1, "groupVersion")), "v1");
-    bool binding = false;
+    bool binding = false, eviction = false;
     size_t i;
     json_t *r;
     json_array_foreach(json_object_get(v1, "resources"), i, r)
     {
-        if (strcmp(json_string_value(json_object_get(r, "name")), "pods/binding") != 0) continue;
+        const char *name = json_string_value(json_object_get(r, "name"));
+        if (strcmp(name, "pods/eviction") == 0) {
+            /* kubectl drain's CheckEvictionSupport reads group and version */
+            eviction = true;
+            assert_string_equal(json_string_value(json_object_get(r, "group")), "policy");
+            assert_string_equal(json_string_value(json_object_get(r, "version")), "v1");
+            assert_string_equal(json_string_value(json_object_get(r, "kind")), "Eviction");
+        }
+        if (strcmp(name, "pods/binding") != 0) continue;
         binding = true;
         assert_string_equal(json_string_value(json_object_get(r, "kind")), "Binding");
+        assert_null(json_object_get(r, "group"));
         assert_int_equal(json_array_size(json_object_get(r, "verbs")), 1);
     }
     assert_true(binding);
+    assert_true(eviction);
     json_decref(v1);
     json_t *apps = get_json("/apis/apps/v1", NULL, NULL);
     assert_string_equal(json_string_value(json_object_get(apps, "groupVersion")), "apps/v1");

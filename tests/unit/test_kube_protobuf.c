@@ -543,6 +543,28 @@ static void test_delete_options(void **state)
     json_decref(v);
 }
 
+/* policy/v1 Eviction, what kubectl drain POSTs to pods/eviction: its
+ * metadata and its DeleteOptions. */
+static void test_eviction(void **state)
+{
+    (void)state;
+    buf meta = {0};
+    put_str(&meta, 1, "b1");
+    put_str(&meta, 3, "default");
+    buf opt = {0};
+    put_uint(&opt, 1, 5);
+    buf ev = {0};
+    put_msg(&ev, 1, &meta);
+    put_msg(&ev, 2, &opt);
+    buf body = {0};
+    put_envelope(&body, "policy/v1", "Eviction", &ev);
+    json_t *v = decode_ok(body.b, body.n);
+    assert_dumps_as(v, "{'apiVersion':'policy/v1','kind':'Eviction',"
+                       "'metadata':{'name':'b1','namespace':'default'},"
+                       "'deleteOptions':{'gracePeriodSeconds':5}}");
+    json_decref(v);
+}
+
 /* Go order: metadata, immutable, data, stringData, type; map keys sorted.
  * Base64 padding of 1, 2 and 3 byte values. */
 static void test_secret_every_field(void **state)
@@ -972,6 +994,7 @@ int main(void)
         cmocka_unit_test(test_namespace_spec_and_status),
         cmocka_unit_test(test_configmap_immutable),
         cmocka_unit_test(test_delete_options),
+        cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_secret_every_field),
         cmocka_unit_test(test_serviceaccount_every_field),
         cmocka_unit_test(test_unknown_fields_skipped),
