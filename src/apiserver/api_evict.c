@@ -71,8 +71,7 @@ static json_t *delete_options_of(const as_request *req, const json_t *ev, as_res
         json_object_set_new(opt, "dryRun", json_pack("[s]", query));
         return opt;
     }
-    if (json_array_size(body) == 1 && is_text(json_array_get(body, 0), query))
-        return opt;
+    if (json_array_size(body) == 1 && is_text(json_array_get(body, 0), query)) return opt;
     char msg[256];
     snprintf(msg, sizeof msg,
              "Non-matching dry-run options in request and content: [%.60s] and [%.60s]", query,
@@ -109,10 +108,10 @@ static int add_condition(as_api *api, const char *path, const json_t *pod, json_
     char now[KUBE_TIME_TEXT_MAX], status_path[660];
     kube_time_format((int64_t)time(NULL), now);
     snprintf(status_path, sizeof status_path, "%s/status", path);
-    json_t *patch = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions",
-                              "type", "DisruptionTarget", "status", "True", "lastTransitionTime",
-                              now, "reason", "EvictionByEvictionAPI", "message",
-                              "Eviction API: evicting");
+    json_t *patch =
+        json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
+                  "DisruptionTarget", "status", "True", "lastTransitionTime", now, "reason",
+                  "EvictionByEvictionAPI", "message", "Eviction API: evicting");
     as_reply r = as_loopback_call(api, "PATCH", status_path, NULL,
                                   "application/strategic-merge-patch+json", patch);
     json_decref(patch);
@@ -121,7 +120,8 @@ static int add_condition(as_api *api, const char *path, const json_t *pod, json_
         forward(resp, &r);
         rc = -1;
     } else if (rv && *rv) {
-        const char *now_rv = kube_str_or_null(json_object_get(r.body, "metadata"), "resourceVersion");
+        const char *now_rv =
+            kube_str_or_null(json_object_get(r.body, "metadata"), "resourceVersion");
         if (now_rv) json_object_set_new(pre, "resourceVersion", json_string(now_rv));
     }
     as_reply_free(&r);
@@ -146,9 +146,9 @@ void as_api_evict(as_api *api, const as_request *req, const as_path *p, as_respo
         as_reply_free(&pod);
         goto done;
     }
-    int rc = dry_run_all(json_object_get(opt, "dryRun")) ? 0
-                                                          : add_condition(api, path, pod.body, opt,
-                                                                          resp);
+    int rc = dry_run_all(json_object_get(opt, "dryRun"))
+                 ? 0
+                 : add_condition(api, path, pod.body, opt, resp);
     as_reply_free(&pod);
     if (rc != 0) goto done;
     as_reply del = as_loopback_call(api, "DELETE", path, NULL, NULL, opt);
