@@ -22,7 +22,12 @@ static uint32_t last_code_point(const char *text, size_t *len)
     else if (n == 4 && (s[0] & 0xf8) == 0xf0)
         cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) |
              ((uint32_t)(s[2] & 0x3f) << 6) | (s[3] & 0x3f);
-    else {
+    else
+        n = 0;
+    /* An overlong form ("\xc0\xb5" for "5") is no character either: read
+     * as a digit, it would send the caller to a byte that is not one. */
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (n == 0 || (n > 1 && cp < least[n])) {
         /* Not a whole character: the last byte alone, which is no letter
          * or digit (a stray continuation byte after "0" is not the 0). */
         i = *len - 1;

@@ -174,6 +174,10 @@ static void test_closers_and_edges(void **state)
      * found the digit read as the table index of the byte) */
     expect("0\xbc을(를)", "0\xbc를");
     expect("3\x80\x80(으)로", "3\x80\x80로");
+    /* an overlong form of a digit ("\xc0\xb5" would be "5") is no digit
+     * either (make fuzz again: the byte before it was read as the digit) */
+    expect("m\xc0\xb5을(를)", "m\xc0\xb5를");
+    expect("7\xe0\x80\xb1(으)로", "7\xe0\x80\xb1로");
     /* several in one sentence, each by its own value */
     expect("20(으)로 v1.16.2(으)로 파일을(를) 노드을(를)", "20으로 v1.16.2로 파일을 노드를");
 }
