@@ -295,9 +295,8 @@ static void respond_table(as_response *resp, const as_request *req, const as_res
     resp->len = len;
 }
 
-/* How long kube-apiserver's watch cache waits for a resourceVersion it has
- * not reached (blockTimeout), and the retry it then advises. */
-#define FRESH_WAIT_SECONDS      3
+/* The retry kube-apiserver advises after its watch cache waited in vain
+ * (resourceVersionTooHighRetrySeconds). */
 #define TOO_LARGE_RETRY_SECONDS 1
 
 static void too_large_version(as_response *resp, unsigned long long want, uint64_t current,
@@ -312,16 +311,37 @@ static void too_large_version(as_response *resp, unsigned long long want, uint64
     as_status_details(resp, 504, "Timeout", msg, details);
 }
 
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Waits, the lock let go meanwhile, until the store reaches `want` or ms
+ * have passed. Whether it reached it. */
+static bool wait_until_fresh(as_store *s, uint64_t want, int ms)
+{
+    struct timespec deadline, now;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    long long ns = deadline.tv_nsec + (long long)ms * 1000000LL;
+    deadline.tv_sec += (time_t)(ns / 1000000000LL);
+    deadline.tv_nsec = (long)(ns % 1000000000LL);
+    now.tv_sec = 0;
+    now.tv_nsec = 0;
+    while (as_store_rv(s) < want && before(&now, &deadline) && as_store_wait(s, &deadline))
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    return as_store_rv(s) >= want;
+}
+
 /* A GET or LIST at resourceVersion N (not "0"; match unset or
  * NotOlderThan) wants a state at least as new as N. kube-apiserver 1.32
- * serves it from the watch cache, which waits up to 3 s for N and then
- * answers Timeout "Too large resource version" with a retry of 1 s
- * (cacher waitUntilFreshAndBlock, storage.NewTooLargeResourceVersionError);
- * a LIST with a limit goes to etcd instead (cacher shouldDelegateList),
- * which refuses a future N at once, without a retry (etcd3 store
- * validateMinimumResourceVersion). An Exact match is left as before: no
- * recording says what 1.32 answers for a future one. Needs the lock (the
- * wait lets it go); -1 when answered. */
+ * serves it from the watch cache, which waits up to 3 s for N
+ * (api->fresh_wait_ms here) and then answers Timeout "Too large resource
+ * version" with a retry of 1 s (cacher waitUntilFreshAndBlock,
+ * storage.NewTooLargeResourceVersionError); a LIST with a limit goes to
+ * etcd instead (cacher shouldDelegateList), which refuses a future N at
+ * once, without a retry (etcd3 store validateMinimumResourceVersion). An
+ * Exact match is left as before: no recording says what 1.32 answers for a
+ * future one. Needs the lock (the wait lets it go); -1 when answered. */
 static int wait_for_version(as_api *api, const as_request *req, bool to_etcd, as_response *resp)
 {
     const char *text = as_query(req, "resourceVersion");
@@ -333,18 +353,7 @@ static int wait_for_version(as_api *api, const as_request *req, bool to_etcd, as
     unsigned long long want = strtoull(text, &end, 10);
     if (*end || errno || text[0] == '-') return 0; /* the store's versions are numbers */
     if (want <= as_store_rv(api->store)) return 0;
-    if (!to_etcd) {
-        struct timespec deadline, now;
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += FRESH_WAIT_SECONDS;
-        do {
-            if (!as_store_wait(api->store, &deadline)) break;
-            clock_gettime(CLOCK_MONOTONIC, &now);
-        } while (as_store_rv(api->store) < want &&
-                 (now.tv_sec < deadline.tv_sec ||
-                  (now.tv_sec == deadline.tv_sec && now.tv_nsec < deadline.tv_nsec)));
-        if (as_store_rv(api->store) >= want) return 0;
-    }
+    if (!to_etcd && wait_until_fresh(api->store, want, api->fresh_wait_ms)) return 0;
     too_large_version(resp, want, as_store_rv(api->store), to_etcd ? 0 : TOO_LARGE_RETRY_SECONDS);
     return -1;
 }

@@ -51,6 +51,10 @@ typedef struct as_request {
 } as_request;
 
 /* The objects the server serves. */
+/* kube-apiserver's watch cache waits 3 s for a version it has not seen
+ * (blockTimeout, apiserver/pkg/storage/cacher/watch_cache.go). */
+#define AS_FRESH_WAIT_MS 3000
+
 typedef struct as_api {
     as_store *store;
     /* The ServiceAccount admission plugin: a pod's account must exist, and
@@ -61,6 +65,11 @@ typedef struct as_api {
     /* The cluster's CA certificate (PEM), which the root-CA publisher puts
      * in every namespace's kube-root-ca.crt ConfigMap; NULL: none. */
     const char *root_ca_pem;
+    /* How long a GET or LIST at a resourceVersion the store has not reached
+     * waits for it: AS_FRESH_WAIT_MS in a server, as kube-apiserver's watch
+     * cache; 0 answers at once (unit tests, fuzzing, where a wait would
+     * only slow every such input down). */
+    int fresh_wait_ms;
     /* Routes under /gpuop/ that the program serving the API adds (the node
      * agents of gpuop-apiserver, src/agents/agents.h); NULL: none, and such
      * a path is 404 as any unknown one. Called on the server's threads

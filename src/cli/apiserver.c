@@ -128,7 +128,8 @@ int main(int argc, char **argv)
      * trusts (the server's own, self-signed). */
     as_api api = {.store = as_store_open(store_path, (size_t)history, &err),
                   .admit_service_accounts = !seed.no_controllers,
-                  .root_ca_pem = tls.cert_pem};
+                  .root_ca_pem = tls.cert_pem,
+                  .fresh_wait_ms = AS_FRESH_WAIT_MS};
     if (!api.store || as_api_bootstrap(&api, &err) != 0 ||
         lab_shape_apply(&api, &seed, &err) != 0) {
         cli_report(&err);

@@ -2,6 +2,7 @@
  * k8s-semantics.md sections 2.7-2.12 and 3.1 that kubectl alone cannot
  * show (watch filtering, deletion with grace and finalizers, binding,
  * dry runs, a terminating namespace). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -345,15 +347,40 @@ static void a_protobuf_delete_options_body_is_read(void **state)
     done(&a);
 }
 
-/* A read at a resourceVersion the store has not reached: a LIST with a
- * limit (etcd's) is refused at once, without a retry; a GET (the watch
- * cache's) after its wait, with a retry of 1 s; a version reached is
- * served. */
+/* A read at a resourceVersion the store has not reached: served once a
+ * write reaches it during the wait; a LIST with a limit (etcd's) is
+ * refused at once, without a retry; a GET (the watch cache's) after its
+ * wait, with a retry of 1 s; a version reached is served. */
+/* A write from another client while a read waits for its version. */
+static void *write_soon(void *arg)
+{
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    answer a = call(arg, "POST", CMS, NULL, NULL, CM("later", ""));
+    done(&a);
+    return NULL;
+}
+
 static void a_future_resource_version_is_too_large(void **state)
 {
     as_api *api = *state;
     create(api, CMS, CM("now", ""));
-    answer a = call(api, "GET", CMS, "resourceVersion=999999&limit=5", NULL, NULL);
+    /* the version the next write makes: served once it is there */
+    answer a = call(api, "GET", CMS "/now", NULL, NULL, NULL);
+    char next[32];
+    snprintf(next, sizeof next, "resourceVersion=%llu",
+             strtoull(field(a.body, "metadata.resourceVersion"), NULL, 10) + 1);
+    done(&a);
+    api->fresh_wait_ms = 60 * 1000;
+    pthread_t writer;
+    assert_int_equal(pthread_create(&writer, NULL, write_soon, api), 0);
+    a = call(api, "GET", CMS, next, NULL, NULL);
+    pthread_join(writer, NULL);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(json_array_size(json_object_get(a.body, "items")), 2);
+    done(&a);
+    api->fresh_wait_ms = 10;
+    a = call(api, "GET", CMS, "resourceVersion=999999&limit=5", NULL, NULL);
     assert_int_equal(a.status, 504);
     assert_string_equal(field(a.body, "reason"), "Timeout");
     const char *msg = field(a.body, "message");
