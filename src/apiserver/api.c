@@ -13,6 +13,7 @@
 #include "apiserver/views.h"
 #include "kube/selector.h"
 #include "util/buf.h"
+#include "util/deadline.h"
 
 static bool copy_segment(char *dst, size_t size, const char *src, size_t len)
 {
@@ -311,24 +312,13 @@ static void too_large_version(as_response *resp, unsigned long long want, uint64
     as_status_details(resp, 504, "Timeout", msg, details);
 }
 
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 /* Waits, the lock let go meanwhile, until the store reaches `want` or ms
  * have passed. Whether it reached it. */
 static bool wait_until_fresh(as_store *s, uint64_t want, int ms)
 {
-    struct timespec deadline, now;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    long long ns = deadline.tv_nsec + (long long)ms * 1000000LL;
-    deadline.tv_sec += (time_t)(ns / 1000000000LL);
-    deadline.tv_nsec = (long)(ns % 1000000000LL);
-    now.tv_sec = 0;
-    now.tv_nsec = 0;
-    while (as_store_rv(s) < want && before(&now, &deadline) && as_store_wait(s, &deadline))
-        clock_gettime(CLOCK_MONOTONIC, &now);
+    struct timespec deadline = gp_deadline_after_ms(ms > 0 ? ms : 0);
+    while (as_store_rv(s) < want && !gp_deadline_past(&deadline) && as_store_wait(s, &deadline))
+        continue;
     return as_store_rv(s) >= want;
 }
 

@@ -13,6 +13,7 @@
 #include "apiserver/table.h"
 #include "apiserver/views.h"
 #include "kube/selector.h"
+#include "util/deadline.h"
 
 /* Without timeoutSeconds kube-apiserver ends a watch after
  * --min-request-timeout (1800 s) times a random factor in [1, 2). */
@@ -190,27 +191,12 @@ static const char *visible_type(const as_watch *w, const as_event *e)
     return NULL;
 }
 
-static bool past(const struct timespec *t)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
-}
-
-static bool earlier(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 static struct timespec after_seconds(long long s)
 {
     /* timeoutSeconds is the client's int64: a year is "never" for a watch,
      * and keeps the deadline's arithmetic from overflowing. */
     const long long year = 365LL * 24 * 3600;
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += (time_t)(s > year ? year : s);
-    return t;
+    return gp_deadline_after_ms((s > year ? year : s) * 1000);
 }
 
 /* When the next bookmark is due, as kube-apiserver's cache watcher has it
@@ -222,9 +208,9 @@ static void schedule_bookmark(as_watch *w)
 {
     struct timespec next = after_seconds(BOOKMARK_SECONDS), before_end = w->deadline;
     before_end.tv_sec -= 2;
-    if (earlier(&before_end, &next)) next = before_end;
+    if (gp_time_before(&before_end, &next)) next = before_end;
     w->next_bookmark = next;
-    if (past(&next)) w->bookmark_due = false;
+    if (gp_deadline_past(&next)) w->bookmark_due = false;
 }
 
 /* Fills w->out with the next event, waiting for one; sets w->ended when the
@@ -264,8 +250,8 @@ static void next_event(as_watch *w)
             as_blob_unref(b);
             return;
         }
-        if (past(&w->deadline)) break;
-        if (w->bookmark_due && past(&w->next_bookmark)) {
+        if (gp_deadline_past(&w->deadline)) break;
+        if (w->bookmark_due && gp_deadline_past(&w->next_bookmark)) {
             /* every event up to here has been seen: none is on its way
              * to the disk with a smaller rv */
             uint64_t published = as_store_published_rv(s);
@@ -281,7 +267,7 @@ static void next_event(as_watch *w)
             return;
         }
         const struct timespec *until = &w->deadline;
-        if (w->bookmark_due && earlier(&w->next_bookmark, until)) until = &w->next_bookmark;
+        if (w->bookmark_due && gp_time_before(&w->next_bookmark, until)) until = &w->next_bookmark;
         if (!as_store_wait(s, until)) break;
     }
     as_store_unlock(s);
