@@ -133,6 +133,7 @@ void as_api_evict(as_api *api, const as_request *req, const as_path *p, as_respo
     json_t *ev = read_eviction(req, resp);
     if (!ev) return;
     json_t *opt = NULL;
+    if (as_check_object_namespace(ev, p, resp) != 0) goto done;
     if (!kube_str_is(json_object_get(ev, "metadata"), "name", p->name)) {
         as_error_bad_request(resp, "name in URL does not match name in Eviction object");
         goto done;

@@ -41,6 +41,9 @@ void as_api_version(const as_resource *r, char *buf, size_t size);
 
 /* Answers with a stored object's text (the response takes the reference). */
 void as_respond_object(as_response *resp, unsigned status, as_blob *blob);
+/* 0 when obj names no namespace or the request's; else the 400 of
+ * rest.EnsureObjectNamespaceMatchesRequestNamespace, answered (api_write.c). */
+int as_check_object_namespace(const json_t *obj, const as_path *p, as_response *resp);
 /* obj (borrowed) serialized as the answer (api_write.c). */
 void as_respond_json(as_response *resp, unsigned status, json_t *obj);
 

@@ -188,6 +188,15 @@ static int check_size(const json_t *obj, const as_resource *r, const char *name,
     return -1;
 }
 
+int as_check_object_namespace(const json_t *obj, const as_path *p, as_response *resp)
+{
+    const char *ns = kube_str_or_null(json_object_get(obj, "metadata"), "namespace");
+    if (!ns || !*ns || strcmp(ns, p->ns) == 0) return 0;
+    as_error_bad_request(resp, "the namespace of the provided object does not match the "
+                               "namespace sent on the request");
+    return -1;
+}
+
 void as_respond_json(as_response *resp, unsigned status, json_t *obj)
 {
     size_t len;
@@ -287,13 +296,8 @@ static int prepare_metadata(json_t *obj, const as_path *p, as_response *resp, ch
     } else {
         snprintf(name, size, "%s", given ? given : "");
     }
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
     if (p->resource->namespaced) {
-        if (ns && *ns && strcmp(ns, p->ns) != 0) {
-            as_error_bad_request(resp, "the namespace of the provided object does not match the "
-                                       "namespace sent on the request");
-            return -1;
-        }
+        if (as_check_object_namespace(obj, p, resp) != 0) return -1;
         json_object_set_new(meta, "namespace", json_string(p->ns));
     } else {
         json_object_del(meta, "namespace");
@@ -1092,12 +1096,7 @@ static const as_resource binding_type = {
 static int check_binding(const json_t *b, const as_path *p, as_response *resp)
 {
     const json_t *meta = json_object_get(b, "metadata");
-    const char *ns = kube_str_or_null(meta, "namespace");
-    if (ns && *ns && strcmp(ns, p->ns) != 0) {
-        as_error_bad_request(resp, "the namespace of the provided object does not match the "
-                                   "namespace sent on the request");
-        return -1;
-    }
+    if (as_check_object_namespace(b, p, resp) != 0) return -1;
     const char *name = kube_str_or_null(meta, "name");
     if (!name || strcmp(name, p->name) != 0) {
         as_error_bad_request(resp, "name in URL does not match name in Binding object");

@@ -425,6 +425,13 @@ static void an_eviction_marks_and_deletes_the_pod(void **state)
     assert_string_equal(field(a.body, "message"),
                         "name in URL does not match name in Eviction object");
     done(&a);
+    a = call(api, "POST", PODS "/ev/eviction", NULL, NULL,
+             "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"ev\","
+             "\"namespace\":\"other\"}}");
+    assert_int_equal(a.status, 400);
+    assert_string_equal(field(a.body, "message"), "the namespace of the provided object does not "
+                                                  "match the namespace sent on the request");
+    done(&a);
     a = call(api, "POST", PODS "/ev/eviction", NULL, NULL, eviction);
     assert_int_equal(a.status, 201);
     assert_string_equal(field(a.body, "kind"), "Status");
